@@ -21,6 +21,7 @@
  */
 #include "analysis/analysis_int.h"
 #include "analysis/ltab.h"
+#include "common/timings.h"
 
 #include <string.h>
 
@@ -72,18 +73,138 @@ const struct tp_core_stats *tp_analysis_core(const struct tp_analysis *a, int32_
 
 /* ---- Per-core work (any thread) ---------------------------------------------------------- */
 
-/* Core w->c's engine statistics (accumulate, in track order), command ranks, cost hot
- * spots, measured overlap and Function Type table, in one pass over each engine track's
- * slices. Reads the profile only and writes only w and *w->c, so different cores may run on
- * different threads. */
-static void core_work(const struct tp_profile *p, struct tp_core_work *w)
+/* Slices per part of an engine track: enough that a part's tables cost little beside its
+ * pass, few enough that a core of a few tracks keeps every thread busy. */
+#define CORE_PART_SLICES 65536
+
+/* One part of the per-core passes: slices [lo, hi) of engine track `track`, which belongs to
+ * core `core` (index in a->cores). Its sums, Function Types (first-seen order), command ranks
+ * and hot lists are merged into the core's in track and slice order, so every figure is the
+ * one pass's, whatever the thread count. */
+struct core_part {
+	size_t core, track, lo, hi;
+	struct tp_engine_stats e;
+	struct tp_core_stats ft; /* ftypes and num_ftypes only */
+	size_t fcap;
+	struct tp_rank_map cmds;
+	struct tp_hot_lists hot;
+	int64_t hi_end;
+	int st;
+};
+
+/* Part q's pass over its slices: engine sums, latest end, command ranks, and for TIU the
+ * Function Types and cost hot spots. Reads the profile only and writes only *q. */
+static void part_work(const struct tp_profile *p, const struct tp_burst_keys *bk, int burst,
+                      struct core_part *q)
+{
+	const struct tp_track *t = &p->tracks[q->track];
+	int tiu = t->kind == TP_TRACK_TIU, costs = tiu && t->cost;
+	size_t flast = 0;
+	/* Consecutive commands often share a name: the last one's rank is reused. */
+	size_t last = SIZE_MAX;
+	uint32_t last_name = 0;
+	q->hi_end = INT64_MIN;
+	for (size_t k = q->lo; k < q->hi; k++) {
+		const struct tp_slice *s = &t->slices[k];
+		struct tp_cost kv;
+		if (costs)
+			tp_track_get_cost(t, k, &kv);
+		tp_analysis_accumulate(t, s, costs ? &kv : NULL, &q->e);
+		if (burst && !tiu)
+			tp_analysis_burst_add(p, bk, t, s, &q->e);
+		int64_t end = tp_slice_end(t, s);
+		if (end > q->hi_end)
+			q->hi_end = end;
+		uint32_t name = tp_slice_name(t, s);
+		if (last == SIZE_MAX || name != last_name) {
+			struct tp_rank *r = tp_analysis_rank_get(&q->cmds, t->core, t->name, name);
+			if (!r) {
+				q->st = TP_ENOMEM;
+				return;
+			}
+			last = (size_t)(r - q->cmds.v);
+			last_name = name;
+		}
+		tp_analysis_rank_add(&q->cmds.v[last], end - s->start_ns);
+		if (!tiu)
+			continue;
+		/* The per-Function-Type TIU table and the cost hot spots. */
+		q->st = tp_analysis_ftype_add(&q->ft, &q->fcap, &flast, tp_slice_type(t, s),
+		                              s->cycles, costs ? &kv : NULL);
+		if (q->st != TP_OK)
+			return;
+		if (costs)
+			tp_analysis_cost_hot(&q->hot, t, q->track, k, &kv);
+	}
+}
+
+/* tp_par_run's call: the cores' overlap first (a pass over a whole core each, started before
+ * the parts so that they end with them), then the parts. */
+struct core_pool {
+	const struct tp_profile *p;
+	struct tp_core_stats *cores;
+	int *overlap_st;
+	size_t ncores;
+	struct core_part *parts;
+	struct tp_burst_keys bk;
+	int burst;
+};
+
+static void core_pool_one(void *v, size_t k)
+{
+	struct core_pool *cp = v;
+	if (k < cp->ncores) {
+		cp->overlap_st[k] = tp_analysis_core_overlap(cp->p, &cp->cores[k]);
+		return;
+	}
+	part_work(cp->p, &cp->bk, cp->burst, &cp->parts[k - cp->ncores]);
+}
+
+/* The parts of every core's engine tracks, in core, track and slice order; *n their count.
+ * NULL (with *n = 0 too) when there is none or out of memory (*st). */
+static struct core_part *plan_parts(const struct tp_profile *p, const struct tp_analysis *a,
+                                    size_t *n, int *st)
+{
+	size_t np = 0;
+	for (size_t i = 0; i < p->num_tracks; i++)
+		if (tp_analysis_is_engine(p->tracks[i].kind) && p->tracks[i].count)
+			np += tp_split_count(p->tracks[i].count, CORE_PART_SLICES);
+	*n = 0;
+	*st = TP_OK;
+	if (!np)
+		return NULL;
+	struct core_part *q = tp_calloc(np, sizeof *q);
+	if (!q) {
+		*st = TP_ENOMEM;
+		return NULL;
+	}
+	for (size_t c = 0; c < a->num_cores; c++)
+		for (size_t i = 0; i < p->num_tracks; i++) {
+			const struct tp_track *t = &p->tracks[i];
+			if (!tp_analysis_is_engine(t->kind) || t->device != a->cores[c].device ||
+			    t->core != a->cores[c].core)
+				continue;
+			for (size_t lo = 0; lo < t->count; lo += CORE_PART_SLICES) {
+				struct core_part *x = &q[(*n)++];
+				x->core = c;
+				x->track = i;
+				x->lo = lo;
+				x->hi = t->count - lo > CORE_PART_SLICES ? lo + CORE_PART_SLICES
+				                                         : t->count;
+			}
+		}
+	return q;
+}
+
+/* Core w->c's figures from its tracks and their parts q[0..n) (those of this core, in order):
+ * what one pass over each track's slices in order gives. */
+static int merge_core(const struct tp_profile *p, struct tp_core_work *w, struct core_part *q,
+                      size_t n)
 {
 	struct tp_core_stats *c = w->c;
 	w->lo = INT64_MAX;
 	w->hi = INT64_MIN;
-	size_t fcap = 0, flast = 0; /* the Function Type table's capacity and last hit */
-	struct tp_burst_keys bk;
-	int burst = tp_analysis_burst_keys(p, &bk);
+	size_t fcap = 0, flast = 0, k = 0;
 	for (size_t i = 0; i < p->num_tracks; i++) {
 		const struct tp_track *t = &p->tracks[i];
 		if (!tp_analysis_is_engine(t->kind) || t->device != c->device || t->core != c->core)
@@ -93,66 +214,25 @@ static void core_work(const struct tp_profile *p, struct tp_core_work *w)
 		struct tp_engine_stats *e = &c->eng[t->kind];
 		e->present = t->count > 0;
 		e->records += t->count;
-		int tiu = t->kind == TP_TRACK_TIU, costs = tiu && t->cost;
-		if (costs)
+		if (t->kind == TP_TRACK_TIU && t->cost)
 			e->has_cost = 1;
-		/* Consecutive commands often share a name: the last one's rank is reused. */
-		size_t last = SIZE_MAX;
-		uint32_t last_name = 0;
-		for (size_t k = 0; k < t->count; k++) {
-			const struct tp_slice *s = &t->slices[k];
-			struct tp_cost kv;
-			if (costs)
-				tp_track_get_cost(t, k, &kv);
-			tp_analysis_accumulate(t, s, costs ? &kv : NULL, e);
-			if (burst && !tiu)
-				tp_analysis_burst_add(p, &bk, t, s, e);
-			int64_t end = tp_slice_end(t, s);
-			if (end > w->hi)
-				w->hi = end;
-			uint32_t name = tp_slice_name(t, s);
-			if (last == SIZE_MAX || name != last_name) {
-				struct tp_rank *r =
-				    tp_analysis_rank_get(&w->cmds, t->core, t->name, name);
-				if (!r) {
-					w->st = TP_ENOMEM;
-					return;
-				}
-				last = (size_t)(r - w->cmds.v);
-				last_name = name;
-			}
-			tp_analysis_rank_add(&w->cmds.v[last], end - s->start_ns);
-			if (!tiu)
-				continue;
-			/* The per-Function-Type TIU table and the cost hot spots. */
-			w->st = tp_analysis_ftype_add(c, &fcap, &flast, tp_slice_type(t, s),
-			                              s->cycles, costs ? &kv : NULL);
-			if (w->st != TP_OK)
-				return;
-			if (costs)
-				tp_analysis_cost_hot(&w->hot, t, i, k, &kv);
+		for (; k < n && q[k].track == i; k++) {
+			if (q[k].st != TP_OK)
+				return q[k].st;
+			tp_analysis_sums_add(e, &q[k].e);
+			if (q[k].hi_end > w->hi)
+				w->hi = q[k].hi_end;
+			for (size_t j = 0; j < q[k].ft.num_ftypes; j++)
+				if (tp_analysis_ftype_join(c, &fcap, &flast, &q[k].ft.ftypes[j]) !=
+				    TP_OK)
+					return TP_ENOMEM;
+			if (tp_analysis_rank_join(&w->cmds, &q[k].cmds) != TP_OK)
+				return TP_ENOMEM;
+			tp_analysis_hot_join(&w->hot, &q[k].hot);
 		}
 	}
-	if ((w->st = tp_analysis_core_overlap(p, c)) != TP_OK)
-		return;
 	tp_analysis_sort_ftypes(p, c);
-}
-
-/* tp_par_run's call: core_work on one core's work item. */
-struct core_pool {
-	const struct tp_profile *p;
-	struct tp_core_work *w;
-};
-
-static void core_pool_one(void *v, size_t k)
-{
-	struct core_pool *cp = v;
-	/* On a copy: the work items sit side by side, and the per-slice updates (latest end,
-	 * rank table, hot lists) of one core shared cache lines with the next core's item,
-	 * which another thread was reading. */
-	struct tp_core_work w = cp->w[k];
-	core_work(cp->p, &w);
-	cp->w[k] = w;
+	return TP_OK;
 }
 
 /* Cores: one entry per (device, core) that owns an engine track, in track order; and the
@@ -177,9 +257,10 @@ static int cores_of(const struct tp_profile *p, struct tp_analysis *a)
 	return TP_OK;
 }
 
-/* The per-core passes over the slices (statistics, ranks, overlap, Function Types), one core
- * per thread; *work gets the work items (the caller frees them, also on failure). TP_OK /
- * TP_ENOMEM. */
+/* The per-core passes over the slices (statistics, ranks, Function Types, hot spots) in parts
+ * of each engine track, beside each core's overlap, on up to `jobs` threads; then each core's
+ * parts merged in order. *work gets the work items (the caller frees them, also on failure).
+ * TP_OK / TP_ENOMEM. */
 static int per_core_passes(const struct tp_profile *p, struct tp_analysis *a, unsigned jobs,
                            struct tp_core_work **work)
 {
@@ -187,17 +268,34 @@ static int per_core_passes(const struct tp_profile *p, struct tp_analysis *a, un
 	if (!a->num_cores)
 		return TP_OK;
 	struct tp_core_work *w = tp_calloc(a->num_cores, sizeof *w);
-	if (!w)
-		return TP_ENOMEM;
+	int *ost = tp_calloc(a->num_cores, sizeof *ost);
+	size_t np = 0;
+	int st = w && ost ? TP_OK : TP_ENOMEM;
+	struct core_part *q = st == TP_OK ? plan_parts(p, a, &np, &st) : NULL;
 	*work = w;
-	for (size_t i = 0; i < a->num_cores; i++)
-		w[i].c = &a->cores[i];
-	struct core_pool cp = {.p = p, .w = w};
-	tp_par_run(jobs ? jobs : 1, a->num_cores, core_pool_one, &cp);
-	for (size_t i = 0; i < a->num_cores; i++)
-		if (w[i].st != TP_OK)
-			return w[i].st;
-	return TP_OK;
+	if (st == TP_OK) {
+		for (size_t i = 0; i < a->num_cores; i++)
+			w[i].c = &a->cores[i];
+		struct core_pool cp = {.p = p,
+		                       .cores = a->cores,
+		                       .overlap_st = ost,
+		                       .ncores = a->num_cores,
+		                       .parts = q};
+		cp.burst = tp_analysis_burst_keys(p, &cp.bk);
+		tp_par_run(jobs ? jobs : 1, a->num_cores + np, core_pool_one, &cp);
+		for (size_t i = 0, k = 0; i < a->num_cores && st == TP_OK; i++) {
+			size_t k0 = k;
+			while (k < np && q[k].core == i)
+				k++;
+			st = ost[i] != TP_OK ? ost[i] : merge_core(p, &w[i], q + k0, k - k0);
+		}
+	}
+	for (size_t k = 0; k < np; k++) {
+		tp_free(q[k].ft.ftypes);
+		tp_analysis_rank_map_free(&q[k].cmds);
+	}
+	TP_FREE_ALL(q, ost);
+	return st;
 }
 
 /* Total time: max end - min start over every engine record (PerfWeb). The reference takes the
@@ -259,6 +357,7 @@ int tp_analyze_jobs(const struct tp_profile *p, struct tp_analysis *a, unsigned 
 	a->profile = p;
 	struct tp_core_work *work = NULL;
 	int st = cores_of(p, a);
+	tp_tm_begin("cores");
 	if (st == TP_OK)
 		st = per_core_passes(p, a, jobs, &work);
 	if (st == TP_OK) {
@@ -267,18 +366,27 @@ int tp_analyze_jobs(const struct tp_profile *p, struct tp_analysis *a, unsigned 
 		tp_analysis_engine_ratios(p, a);
 		st = tp_analysis_ftype_overall(p, a);
 	}
+	tp_tm_end();
+	tp_tm_begin("hot");
 	if (st == TP_OK)
 		st = tp_analysis_hot_spots(p, a, work, jobs);
+	tp_tm_end();
+	tp_tm_begin("ranks");
 	if (st == TP_OK)
 		st = tp_analysis_rank_cmds(a, work);
 	if (st == TP_OK)
 		st = tp_analysis_rank_layers(p, a, jobs);
 	if (st == TP_OK)
 		st = tp_analysis_op_types(p, a);
+	tp_tm_end();
+	tp_tm_begin("accel");
 	if (st == TP_OK)
 		st = tp_accel_analyze(p, &a->accel);
+	tp_tm_end();
+	tp_tm_begin("layers");
 	if (st == TP_OK)
 		st = layer_table(p, a, jobs);
+	tp_tm_end();
 	for (size_t i = 0; work && i < a->num_cores; i++) {
 		tp_free(work[i].cmds.v);
 		tp_ixmap_free(&work[i].cmds.ix);

@@ -96,6 +96,11 @@ struct tp_rank_map {
 struct tp_rank *tp_analysis_rank_get(struct tp_rank_map *m, int32_t core, uint32_t type,
                                      uint32_t name);
 
+/* Adds every rank of src to dst, in src's order (counts and times summed, extremes kept).
+ * TP_OK / TP_ENOMEM. */
+int tp_analysis_rank_join(struct tp_rank_map *dst, const struct tp_rank_map *src);
+void tp_analysis_rank_map_free(struct tp_rank_map *m);
+
 static inline void tp_analysis_rank_add(struct tp_rank *r, int64_t dur)
 {
 	r->count++;
@@ -113,6 +118,10 @@ static inline void tp_analysis_rank_add(struct tp_rank *r, int64_t dur)
  * TP_ENOMEM. */
 int tp_analysis_ftype_add(struct tp_core_stats *c, size_t *cap, size_t *last, uint32_t type,
                           uint64_t asic, const struct tp_cost *k);
+/* Adds row f of another table (a part of the same core's commands) to c's table as
+ * tp_analysis_ftype_add would have added its commands. TP_OK / TP_ENOMEM. */
+int tp_analysis_ftype_join(struct tp_core_stats *c, size_t *cap, size_t *last,
+                           const struct tp_ftype_stats *f);
 /* Sorts a Function Type table by name. */
 void tp_analysis_sort_ftypes(const struct tp_profile *p, struct tp_core_stats *c);
 
@@ -129,6 +138,10 @@ struct tp_hot_lists {
 void tp_analysis_cost_hot(struct tp_hot_lists *a, const struct tp_track *t, size_t ti, size_t i,
                           const struct tp_cost *k);
 
+/* Keeps in dst the entries of dst and src that one list offered both parts' commands, in
+ * (track, slice) order, would keep (src's commands come after dst's). */
+void tp_analysis_hot_join(struct tp_hot_lists *dst, const struct tp_hot_lists *src);
+
 /* ---- overlap.c ----------------------------------------------------------------------------- */
 
 /* Measured concurrency of one core: TIU busy time that overlaps DMA busy time (union_ns,
@@ -137,6 +150,9 @@ int tp_analysis_core_overlap(const struct tp_profile *p, struct tp_core_stats *c
 
 /* ---- engines.c ----------------------------------------------------------------------------- */
 
+/* Adds the sums of src (tp_analysis_accumulate, tp_analysis_burst_add over other records of
+ * the same engine) to dst. */
+void tp_analysis_sums_add(struct tp_engine_stats *dst, const struct tp_engine_stats *src);
 /* Working, busy and idle time, utilisation and bandwidths of e from its sums, at clock mhz
  * over a total time of total_ns. */
 void tp_analysis_finish_engine(struct tp_engine_stats *e, double mhz, int64_t total_ns);

@@ -51,6 +51,32 @@ void tp_analysis_burst_add(const struct tp_profile *p, const struct tp_burst_key
 	}
 }
 
+void tp_analysis_sums_add(struct tp_engine_stats *dst, const struct tp_engine_stats *src)
+{
+	dst->total_cycle += src->total_cycle;
+	dst->sys_cycle += src->sys_cycle;
+	dst->wait_cycle += src->wait_cycle;
+	dst->busy_cycle += src->busy_cycle;
+	dst->stall_cycle += src->stall_cycle;
+	dst->cost_missing += src->cost_missing;
+	dst->cost_commands += src->cost_commands;
+	dst->alg_ops += src->alg_ops;
+	dst->uarch_ops += src->uarch_ops;
+	dst->alg_cycle += src->alg_cycle;
+	dst->init_cycle += src->init_cycle;
+	dst->bank_cycle += src->bank_cycle;
+	dst->ddr_bytes += src->ddr_bytes;
+	dst->ddr_cycle += src->ddr_cycle;
+	dst->l2_bytes += src->l2_bytes;
+	dst->l2_cycle += src->l2_cycle;
+	dst->ddr_read_bytes += src->ddr_read_bytes;
+	dst->ddr_read_cycle += src->ddr_read_cycle;
+	dst->ddr_write_bytes += src->ddr_write_bytes;
+	dst->ddr_write_cycle += src->ddr_write_cycle;
+	dst->ddr_burst_sum += src->ddr_burst_sum;
+	dst->ddr_xact += src->ddr_xact;
+}
+
 /* e's bandwidths (bytes / ns of their cycles at mhz) and burst length from its sums: one
  * core's, or the Overall row's over the cores. */
 static void data_ratios(struct tp_engine_stats *e, double mhz)

@@ -8,10 +8,10 @@
 
 #include <string.h>
 
-/* Adds slice i of TIU track t to a Function Type table (linear search with a last-hit cache:
- * a dump has a few dozen types). */
-int tp_analysis_ftype_add(struct tp_core_stats *c, size_t *cap, size_t *last, uint32_t type,
-                          uint64_t asic, const struct tp_cost *k)
+/* The row of `type` in c's Function Type table, appended when new (linear search with a
+ * last-hit cache: a dump has a few dozen types); NULL when out of memory. */
+static struct tp_ftype_stats *ftype_row(struct tp_core_stats *c, size_t *cap, size_t *last,
+                                        uint32_t type)
 {
 	size_t j = *last;
 	if (j >= c->num_ftypes || c->ftypes[j].type != type) {
@@ -20,7 +20,7 @@ int tp_analysis_ftype_add(struct tp_core_stats *c, size_t *cap, size_t *last, ui
 		if (j == c->num_ftypes) {
 			struct tp_ftype_stats *v = tp_grow(c->ftypes, sizeof *v, j + 1, cap);
 			if (!v)
-				return TP_ENOMEM;
+				return NULL;
 			c->ftypes = v;
 			memset(&v[j], 0, sizeof *v);
 			v[j].type = type;
@@ -28,7 +28,30 @@ int tp_analysis_ftype_add(struct tp_core_stats *c, size_t *cap, size_t *last, ui
 		}
 		*last = j;
 	}
-	struct tp_ftype_stats *f = &c->ftypes[j];
+	return &c->ftypes[j];
+}
+
+int tp_analysis_ftype_join(struct tp_core_stats *c, size_t *cap, size_t *last,
+                           const struct tp_ftype_stats *f)
+{
+	struct tp_ftype_stats *r = ftype_row(c, cap, last, f->type);
+	if (!r)
+		return TP_ENOMEM;
+	r->instr += f->instr;
+	r->asic_cycle += f->asic_cycle;
+	r->alg_ops += f->alg_ops;
+	r->uarch_ops += f->uarch_ops;
+	r->alg_cycle += f->alg_cycle;
+	return TP_OK;
+}
+
+/* Adds slice i of TIU track t to a Function Type table. */
+int tp_analysis_ftype_add(struct tp_core_stats *c, size_t *cap, size_t *last, uint32_t type,
+                          uint64_t asic, const struct tp_cost *k)
+{
+	struct tp_ftype_stats *f = ftype_row(c, cap, last, type);
+	if (!f)
+		return TP_ENOMEM;
 	f->instr++;
 	f->asic_cycle += asic;
 	if (k && k->valid) {

@@ -2,7 +2,7 @@
  * hotspots.c — the TIU cost model's hot spots (summary notes "low uArch rate" / "high
  * initial-cycle ratio"): the commands that lose the most cycles to padding or start-up, kept
  * per core during the driver's per-core passes and merged afterwards, and the layers that
- * lose the most by their summed cost figures (a job per TIU track).
+ * lose the most by their summed cost figures (in parts of each TIU track).
  */
 #include "analysis/analysis_int.h"
 #include "common/timings.h"
@@ -88,56 +88,120 @@ static int32_t cost_layer(const struct tp_profile *p, const struct tp_track *t,
 	           : -1;
 }
 
-/* layer_hot's per-track pass: one job per TIU track with cost figures. */
-struct lhot_par {
-	const struct tp_profile *p;
-	const size_t *track;                         /* the tracks' indices */
-	struct tp_cost_hot (*list)[TP_ANALYSIS_HOT]; /* per track */
-	size_t *nlist;
-	_Atomic uint8_t *seen; /* a bit per layer, set by any track */
-	_Atomic int again;     /* a layer came back (in its track or another) */
+/* Slices per part of a TIU track in layer_hot's passes. */
+#define LHOT_PART_SLICES 65536
+
+/* A run of one layer's commands on a track: consecutive slices of that layer, past those
+ * that count for no layer. */
+struct lrun {
+	int32_t layer;
+	struct lacc acc;
 };
 
-/* Track job k: its runs of one layer summed and offered to its own list as they end, each
- * run's layer marked in the shared bitmap; a layer already marked (by this track or any
- * other, whichever came first) sets `again`, so the outcome does not depend on the order the
- * tracks run in. */
-static void lhot_track(void *v, size_t k)
+/* One part of a TIU track: slices [lo, hi). The runs that begin and end inside it are its
+ * own (marked and offered to its list); its first and last run may go on in the parts next
+ * to it, so they are handed to the merge (nruns: 0, 1 or 2 for two and more). */
+struct lhot_part {
+	size_t track, lo, hi;
+	struct tp_cost_hot list[TP_ANALYSIS_HOT];
+	size_t nlist;
+	struct lrun first, last;
+	int nruns;
+};
+
+struct lhot_par {
+	const struct tp_profile *p;
+	struct lhot_part *part;
+	_Atomic uint8_t *seen; /* a bit per layer, set by whichever run of it came first */
+	_Atomic int again;     /* a layer has two runs */
+};
+
+/* Marks run r's layer: 0 when an earlier run had marked it already (and sets `again`). */
+static int lhot_mark(struct lhot_par *a, const struct lrun *r)
+{
+	uint8_t bit = (uint8_t)(1u << (r->layer & 7));
+	if (atomic_fetch_or_explicit(&a->seen[r->layer >> 3], bit, memory_order_relaxed) & bit) {
+		atomic_store_explicit(&a->again, 1, memory_order_relaxed);
+		return 0;
+	}
+	return 1;
+}
+
+/* Part job k: its runs, the inner ones marked and offered as they end. Whether a layer has two
+ * runs does not depend on the order the parts run in, nor does the list (a total order). */
+static void lhot_part(void *v, size_t k)
 {
 	struct lhot_par *a = v;
+	struct lhot_part *q = &a->part[k];
 	const struct tp_profile *p = a->p;
-	const struct tp_track *t = &p->tracks[a->track[k]];
-	int32_t cur = -1;
-	struct lacc acc = {0};
-	for (size_t i = 0; i <= t->count && !atomic_load_explicit(&a->again, memory_order_relaxed);
+	const struct tp_track *t = &p->tracks[q->track];
+	struct lrun cur = {.layer = -1};
+	for (size_t i = q->lo; i <= q->hi && !atomic_load_explicit(&a->again, memory_order_relaxed);
 	     i++) {
 		struct tp_cost c = {0};
 		int32_t l = -1;
-		if (i < t->count) {
+		if (i < q->hi) {
 			tp_track_get_cost(t, i, &c);
 			l = cost_layer(p, t, &t->slices[i], &c);
-			if (l < 0 || l == cur) {
+			if (l < 0 || l == cur.layer) {
 				if (l >= 0) {
-					acc.alg_ops += c.alg_ops;
-					acc.uarch_ops += c.uarch_ops;
-					acc.asic_cycle += t->slices[i].cycles;
-					acc.init_cycle += c.init_cycle;
+					cur.acc.alg_ops += c.alg_ops;
+					cur.acc.uarch_ops += c.uarch_ops;
+					cur.acc.asic_cycle += t->slices[i].cycles;
+					cur.acc.init_cycle += c.init_cycle;
 				}
 				continue;
 			}
 		}
-		if (cur >= 0)
-			layer_offer(a->list[k], &a->nlist[k], p, (size_t)cur, &acc);
-		if (i == t->count)
-			break;
-		uint8_t bit = (uint8_t)(1u << (l & 7));
-		if (atomic_fetch_or_explicit(&a->seen[l >> 3], bit, memory_order_relaxed) & bit) {
-			atomic_store_explicit(&a->again, 1, memory_order_relaxed);
-			break;
+		if (cur.layer >= 0) {
+			if (i == q->hi && q->nruns)
+				q->last = cur, q->nruns = 2;
+			else if (!q->nruns)
+				q->first = cur, q->nruns = 1;
+			else if (lhot_mark(a, &cur))
+				layer_offer(q->list, &q->nlist, p, (size_t)cur.layer, &cur.acc);
 		}
-		cur = l;
-		acc = (struct lacc){c.alg_ops, c.uarch_ops, t->slices[i].cycles, c.init_cycle};
+		cur = (struct lrun){
+		    l, {c.alg_ops, c.uarch_ops, i < q->hi ? t->slices[i].cycles : 0, c.init_cycle}};
 	}
+}
+
+/* Ends run r of the merge: marked, and offered to the list v[0..*n). */
+static void lhot_close(struct lhot_par *a, const struct lrun *r, struct tp_cost_hot *v, size_t *n)
+{
+	if (r->layer >= 0 && lhot_mark(a, r))
+		layer_offer(v, n, a->p, (size_t)r->layer, &r->acc);
+}
+
+/* The parts' first and last runs, in track and part order: a run that goes on in the next
+ * part (same layer, only slices of no layer between) is joined to it; each run is then
+ * marked and offered once, as in one pass over the track. */
+static void lhot_edges(struct lhot_par *a, size_t np, struct tp_cost_hot *v, size_t *n)
+{
+	struct lrun open = {.layer = -1};
+	for (size_t k = 0; k < np && !atomic_load_explicit(&a->again, memory_order_relaxed); k++) {
+		const struct lhot_part *q = &a->part[k];
+		if (k && q->track != a->part[k - 1].track) {
+			lhot_close(a, &open, v, n);
+			open.layer = -1;
+		}
+		if (!q->nruns)
+			continue;
+		if (open.layer == q->first.layer) {
+			open.acc.alg_ops += q->first.acc.alg_ops;
+			open.acc.uarch_ops += q->first.acc.uarch_ops;
+			open.acc.asic_cycle += q->first.acc.asic_cycle;
+			open.acc.init_cycle += q->first.acc.init_cycle;
+		} else {
+			lhot_close(a, &open, v, n);
+			open = q->first;
+		}
+		if (q->nruns == 2) {
+			lhot_close(a, &open, v, n);
+			open = q->last;
+		}
+	}
+	lhot_close(a, &open, v, n);
 }
 
 /* The per-layer sums in an array with an entry per layer (interleaved layer groups). */
@@ -170,41 +234,51 @@ static int layer_hot_sums(struct tp_analysis *a, const struct tp_profile *p)
 }
 
 /* The worst layers by their summed cost figures. Usually a layer's TIU commands are one run
- * of consecutive slices on one track, so each track (a job of its own, on up to `jobs`
- * threads) sums its runs and offers them to its own list as they end, with a bit per layer
- * to notice a layer that comes back; the tracks' lists are then offered to one (the order
- * is total, so it holds what one list offered every run would). When a layer comes back
- * (interleaved layer groups) the sums are taken in an array with an entry per layer
- * instead. TP_OK / TP_ENOMEM. */
+ * of consecutive slices on one track, so the TIU tracks, in parts on up to `jobs` threads,
+ * sum their runs and offer them to lists as they end, with a bit per layer to notice a layer
+ * that comes back; the lists are then offered to one (the order is total, so it holds what
+ * one list offered every run would). When a layer comes back (interleaved layer groups) the
+ * sums are taken in an array with an entry per layer instead. TP_OK / TP_ENOMEM. */
 static int layer_hot(struct tp_analysis *a, const struct tp_profile *p, unsigned jobs)
 {
 	if (!p->num_layers)
 		return TP_OK;
-	size_t nt = 0;
+	size_t np = 0;
 	for (size_t ti = 0; ti < p->num_tracks; ti++)
-		nt += p->tracks[ti].kind == TP_TRACK_TIU && p->tracks[ti].cost;
+		if (p->tracks[ti].kind == TP_TRACK_TIU && p->tracks[ti].cost && p->tracks[ti].count)
+			np += tp_split_count(p->tracks[ti].count, LHOT_PART_SLICES);
 	struct lhot_par lp = {.p = p};
-	size_t *track = tp_malloc((nt ? nt : 1) * sizeof *track);
-	lp.list = tp_malloc((nt ? nt : 1) * sizeof *lp.list);
-	lp.nlist = tp_calloc(nt ? nt : 1, sizeof *lp.nlist);
+	lp.part = tp_calloc(np ? np : 1, sizeof *lp.part);
 	lp.seen = tp_calloc((p->num_layers + 7) / 8, 1);
-	int st = track && lp.list && lp.nlist && lp.seen ? TP_OK : TP_ENOMEM;
+	int st = lp.part && lp.seen ? TP_OK : TP_ENOMEM;
 	if (st == TP_OK) {
-		nt = 0;
-		for (size_t ti = 0; ti < p->num_tracks; ti++)
-			if (p->tracks[ti].kind == TP_TRACK_TIU && p->tracks[ti].cost)
-				track[nt++] = ti;
-		lp.track = track;
+		np = 0;
+		for (size_t ti = 0; ti < p->num_tracks; ti++) {
+			const struct tp_track *t = &p->tracks[ti];
+			if (t->kind != TP_TRACK_TIU || !t->cost)
+				continue;
+			for (size_t lo = 0; lo < t->count; lo += LHOT_PART_SLICES)
+				lp.part[np++] = (struct lhot_part){
+				    .track = ti,
+				    .lo = lo,
+				    .hi = t->count - lo > LHOT_PART_SLICES ? lo + LHOT_PART_SLICES
+				                                           : t->count};
+		}
 		atomic_init(&lp.again, 0);
-		tp_par_run(jobs ? jobs : 1, nt, lhot_track, &lp);
+		tp_par_run(jobs ? jobs : 1, np, lhot_part, &lp);
+		struct tp_cost_hot edges[TP_ANALYSIS_HOT];
+		size_t nedges = 0;
+		lhot_edges(&lp, np, edges, &nedges);
 		if (atomic_load(&lp.again))
 			st = layer_hot_sums(a, p);
-		for (size_t k = 0; !atomic_load(&lp.again) && k < nt; k++)
-			for (size_t i = 0; i < lp.nlist[k]; i++)
-				hot_keep(a->low_uarch_layers, &a->num_low_uarch_layers,
-				         &lp.list[k][i]);
+		for (size_t k = 0; !atomic_load(&lp.again) && k <= np; k++) {
+			const struct tp_cost_hot *v = k < np ? lp.part[k].list : edges;
+			size_t n = k < np ? lp.part[k].nlist : nedges;
+			for (size_t i = 0; i < n; i++)
+				hot_keep(a->low_uarch_layers, &a->num_low_uarch_layers, &v[i]);
+		}
 	}
-	TP_FREE_ALL(track, lp.list, lp.nlist, (void *)lp.seen);
+	TP_FREE_ALL(lp.part, (void *)lp.seen);
 	return st;
 }
 
@@ -256,6 +330,17 @@ static void hot_merge(struct tp_cost_hot *dst, size_t *n, struct tp_cost_hot *al
 	if (*n)
 		memcpy(dst, all, *n * sizeof *dst);
 }
+void tp_analysis_hot_join(struct tp_hot_lists *dst, const struct tp_hot_lists *src)
+{
+	struct tp_cost_hot all[2 * TP_ANALYSIS_HOT];
+	memcpy(all, dst->low, dst->nlow * sizeof *all);
+	memcpy(all + dst->nlow, src->low, src->nlow * sizeof *all);
+	hot_merge(dst->low, &dst->nlow, all, dst->nlow + src->nlow);
+	memcpy(all, dst->high, dst->nhigh * sizeof *all);
+	memcpy(all + dst->nhigh, src->high, src->nhigh * sizeof *all);
+	hot_merge(dst->high, &dst->nhigh, all, dst->nhigh + src->nhigh);
+}
+
 int tp_analysis_hot_spots(const struct tp_profile *p, struct tp_analysis *a,
                           const struct tp_core_work *work, unsigned jobs)
 {

@@ -114,23 +114,35 @@ static void rank_map_take(struct tp_rank_map *m, double total, struct tp_rank **
 	rank_map_free(m);
 }
 
+int tp_analysis_rank_join(struct tp_rank_map *dst, const struct tp_rank_map *src)
+{
+	for (size_t j = 0; j < src->n; j++) {
+		const struct tp_rank *x = &src->v[j];
+		struct tp_rank *r = tp_analysis_rank_get(dst, x->core, x->type, x->name);
+		if (!r)
+			return TP_ENOMEM;
+		r->count += x->count;
+		r->total_ns += x->total_ns;
+		if (x->min_ns < r->min_ns)
+			r->min_ns = x->min_ns;
+		if (x->max_ns > r->max_ns)
+			r->max_ns = x->max_ns;
+	}
+	return TP_OK;
+}
+
+void tp_analysis_rank_map_free(struct tp_rank_map *m)
+{
+	rank_map_free(m);
+}
+
 int tp_analysis_rank_cmds(struct tp_analysis *a, const struct tp_core_work *work)
 {
 	struct tp_rank_map cmds = {0};
 	for (size_t i = 0; i < a->num_cores; i++)
-		for (size_t j = 0; j < work[i].cmds.n; j++) {
-			const struct tp_rank *x = &work[i].cmds.v[j];
-			struct tp_rank *r = tp_analysis_rank_get(&cmds, x->core, x->type, x->name);
-			if (!r) {
-				rank_map_free(&cmds);
-				return TP_ENOMEM;
-			}
-			r->count += x->count;
-			r->total_ns += x->total_ns;
-			if (x->min_ns < r->min_ns)
-				r->min_ns = x->min_ns;
-			if (x->max_ns > r->max_ns)
-				r->max_ns = x->max_ns;
+		if (tp_analysis_rank_join(&cmds, &work[i].cmds) != TP_OK) {
+			rank_map_free(&cmds);
+			return TP_ENOMEM;
 		}
 	/* Shares relative to total time. */
 	rank_map_take(&cmds, (double)a->total_time_ns, &a->top_cmds, &a->num_top_cmds);
