@@ -14,10 +14,11 @@
  * freed by tp_analysis_free.
  *
  * Threads (tp_analyze_jobs): the passes over the slices that belong to one core (engine
- * statistics, command ranks, TIU/DMA overlap, Function Type table) run one core per thread
- * on the read-only profile (core_work); everything that combines cores runs afterwards on the
- * calling thread in core order, so the result does not depend on the thread count; only the
- * worst-layers pass may run beside the rankings (hotspots.c), on fields of its own.
+ * statistics, command ranks, Function Type table, cost hot spots) run in parts of each engine
+ * track, beside each core's TIU/DMA overlap, on the read-only profile (part_work); each core's
+ * parts are merged in track and slice order, and everything that combines cores runs
+ * afterwards on the calling thread in core order, so the result does not depend on the thread
+ * count.
  */
 #include "analysis/analysis_int.h"
 #include "analysis/ltab.h"

@@ -161,8 +161,8 @@ typedef struct tp_analysis tp_analysis;
 /* Computes every statistic. TP_OK or TP_ENOMEM. `a` is overwritten. Same as
  * tp_analyze_jobs(p, a, 1). */
 int tp_analyze(const struct tp_profile *p, struct tp_analysis *a);
-/* tp_analyze with the per-core passes over the slices (engine statistics, command ranks,
- * TIU/DMA overlap, Function Type tables) spread over up to `jobs` threads (0 or 1: the calling
+/* tp_analyze with the passes over the slices (engine statistics, command ranks, TIU/DMA
+ * overlap, Function Type tables, hot spots) spread over up to `jobs` threads (0 or 1: the calling
  * thread only). The result is the same for every `jobs`. The profile is only read, so it must
  * not change meanwhile. */
 int tp_analyze_jobs(const struct tp_profile *p, struct tp_analysis *a, unsigned jobs);

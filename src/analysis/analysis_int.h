@@ -159,10 +159,11 @@ void tp_analysis_finish_engine(struct tp_engine_stats *e, double mhz, int64_t to
 
 /* ---- The driver's stages (analysis.c runs them in this order) ------------------------------ */
 
-/* What one core's pass over its engine tracks yields beside its tp_core_stats: its command
- * ranks (merged into the analysis in core order afterwards; rank_cmp is a total order and the
- * sums are exact, so the ranking is the same whatever thread ran which core), the earliest
- * first start and the latest end of its tracks, and a status. */
+/* What one core's passes over its engine tracks yield beside its tp_core_stats (its parts
+ * merged in order): its command ranks (merged into the analysis in core order afterwards;
+ * rank_cmp is a total order and the sums are exact, so the ranking is the same whatever thread
+ * ran which part), its cost hot lists, the earliest first start and the latest end of its
+ * tracks, and a status. */
 struct tp_core_work {
 	struct tp_core_stats *c;
 	struct tp_rank_map cmds;
@@ -179,7 +180,7 @@ void tp_analysis_engine_ratios(const struct tp_profile *p, struct tp_analysis *a
  * TP_ENOMEM. */
 int tp_analysis_ftype_overall(const struct tp_profile *p, struct tp_analysis *a);
 /* hotspots.c: the cost hot spots, commands (merged from the cores' lists in `work`) and layers
- * (a job per TIU track on up to `jobs` threads, the same list for every count). TP_OK /
+ * (in parts of each TIU track on up to `jobs` threads, the same list for every count). TP_OK /
  * TP_ENOMEM. */
 int tp_analysis_hot_spots(const struct tp_profile *p, struct tp_analysis *a,
                           const struct tp_core_work *work, unsigned jobs);
