@@ -2,7 +2,6 @@
 """phase_table.py NAME ONE.json TWO.json [FACTS [WIDE.json]] — the per-phase table of `make bench`.
 
 ONE and TWO are `tpuprof --timings` reports of the same conversion with --jobs 1 and --jobs 2
-(scripts/bench.sh scale_bench passes --jobs 16 as TWO; the columns name its --jobs)
 (docs/perf-notes/cores.md), each one file or several separated by commas (repeated runs):
 every phase is then taken from its fastest run of each side (best of N by wall time), so a
 slow moment of a shared machine does not set a ratio. For each phase (the reader's stages, the analysis, each output;
@@ -11,6 +10,7 @@ nested phases indented) it prints: wall s with one and two threads and their rat
 thread / the phase's CPU time; goal <= 5 % in total), the most threads that ran at once with
 --jobs 2, the peak resident memory the phase added over its start with each, and the bytes each
 extra thread costs ((peak with two - peak with one) / (threads with two - threads with one)).
+scripts/bench.sh scale_bench passes a --jobs 16 report as TWO: the columns name its --jobs.
 Prints numbers, never asserts. With FACTS, appends KEY<TAB>VALUE lines for bench/targets.awk:
 "phases NAME serial %" (total), "phases NAME worst ratio" (the lowest --jobs 2 ratio among
 the phases the issue names: the reader, the analysis and each output, i.e. the top-level

@@ -158,7 +158,11 @@ static void core_pool_one(void *v, size_t k)
 		cp->overlap_st[k] = tp_analysis_core_overlap(cp->p, &cp->cores[k]);
 		return;
 	}
-	part_work(cp->p, &cp->bk, cp->burst, &cp->parts[k - cp->ncores]);
+	/* On a copy: the parts sit side by side, and a part's per-slice updates (latest end,
+	 * status) shared cache lines with the next part, which another thread was reading. */
+	struct core_part q = cp->parts[k - cp->ncores];
+	part_work(cp->p, &cp->bk, cp->burst, &q);
+	cp->parts[k - cp->ncores] = q;
 }
 
 /* The parts of every core's engine tracks, in core, track and slice order; *n their count.

@@ -330,6 +330,7 @@ static void hot_merge(struct tp_cost_hot *dst, size_t *n, struct tp_cost_hot *al
 	if (*n)
 		memcpy(dst, all, *n * sizeof *dst);
 }
+
 void tp_analysis_hot_join(struct tp_hot_lists *dst, const struct tp_hot_lists *src)
 {
 	struct tp_cost_hot all[2 * TP_ANALYSIS_HOT];
