@@ -139,30 +139,80 @@ static void part_work(const struct tp_profile *p, const struct tp_burst_keys *bk
 	}
 }
 
-/* tp_par_run's call: the cores' overlap first (a pass over a whole core each, started before
- * the parts so that they end with them), then the parts. */
+/* tp_par_run's calls. The first run: each core's overlap windows scanned (bounds, latest
+ * ends, start order), then the parts; the second: each core's windows swept, or its whole
+ * overlap where a track is out of start order. */
 struct core_pool {
 	const struct tp_profile *p;
 	struct tp_core_stats *cores;
-	int *overlap_st;
+	struct tp_overlap **ov;
+	int *ok, *overlap_st;
+	size_t *wbase; /* [core]: its first job; [ncores]: the jobs of all cores */
 	size_t ncores;
 	struct core_part *parts;
 	struct tp_burst_keys bk;
 	int burst;
 };
 
-static void core_pool_one(void *v, size_t k)
+/* The core of job k (a window or a core's whole overlap) and its window in *w. */
+static size_t pool_core(const struct core_pool *cp, size_t k, size_t *w)
+{
+	size_t i = 0;
+	while (k >= cp->wbase[i + 1])
+		i++;
+	*w = k - cp->wbase[i];
+	return i;
+}
+
+static void core_pool_scan(void *v, size_t k)
 {
 	struct core_pool *cp = v;
-	if (k < cp->ncores) {
-		cp->overlap_st[k] = tp_analysis_core_overlap(cp->p, &cp->cores[k]);
+	if (k < cp->wbase[cp->ncores]) {
+		size_t w, i = pool_core(cp, k, &w);
+		tp_overlap_scan(cp->ov[i], w);
 		return;
 	}
 	/* On a copy: the parts sit side by side, and a part's per-slice updates (latest end,
 	 * status) shared cache lines with the next part, which another thread was reading. */
-	struct core_part q = cp->parts[k - cp->ncores];
+	size_t n = k - cp->wbase[cp->ncores];
+	struct core_part q = cp->parts[n];
 	part_work(cp->p, &cp->bk, cp->burst, &q);
-	cp->parts[k - cp->ncores] = q;
+	cp->parts[n] = q;
+}
+
+static void core_pool_sweep(void *v, size_t k)
+{
+	struct core_pool *cp = v;
+	size_t w, i = pool_core(cp, k, &w);
+	if (cp->ok[i])
+		tp_overlap_sweep(cp->ov[i], w);
+	else
+		cp->overlap_st[i] = tp_analysis_core_overlap(cp->p, &cp->cores[i]);
+}
+
+/* Each core's overlap plan; cp->wbase from their windows. TP_OK / TP_ENOMEM. */
+static int plan_overlaps(const struct tp_profile *p, struct core_pool *cp)
+{
+	cp->wbase[0] = 0;
+	for (size_t i = 0; i < cp->ncores; i++) {
+		int st = tp_overlap_plan(p, &cp->cores[i], &cp->ov[i]);
+		if (st != TP_OK)
+			return st;
+		cp->wbase[i + 1] = cp->wbase[i] + tp_overlap_windows(cp->ov[i]);
+	}
+	return TP_OK;
+}
+
+/* The second run's jobs: a core in start order keeps its windows, another is one job. */
+static void sweep_jobs(struct core_pool *cp)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < cp->ncores; i++) {
+		size_t nw = cp->wbase[i + 1] - n;
+		n = cp->wbase[i + 1];
+		cp->ok[i] = tp_overlap_carry(cp->ov[i]);
+		cp->wbase[i + 1] = cp->wbase[i] + (cp->ok[i] ? nw : 1);
+	}
 }
 
 /* The parts of every core's engine tracks, in core, track and slice order; *n their count.
@@ -272,34 +322,43 @@ static int per_core_passes(const struct tp_profile *p, struct tp_analysis *a, un
 	*work = NULL;
 	if (!a->num_cores)
 		return TP_OK;
-	struct tp_core_work *w = tp_calloc(a->num_cores, sizeof *w);
-	int *ost = tp_calloc(a->num_cores, sizeof *ost);
-	size_t np = 0;
-	int st = w && ost ? TP_OK : TP_ENOMEM;
+	size_t nc = a->num_cores, np = 0;
+	struct tp_core_work *w = tp_calloc(nc, sizeof *w);
+	struct core_pool cp = {.p = p, .cores = a->cores, .ncores = nc};
+	cp.ov = tp_calloc(nc, sizeof *cp.ov);
+	cp.ok = tp_calloc(nc, sizeof *cp.ok);
+	cp.overlap_st = tp_calloc(nc, sizeof *cp.overlap_st);
+	cp.wbase = tp_calloc(nc + 1, sizeof *cp.wbase);
+	int st = w && cp.ov && cp.ok && cp.overlap_st && cp.wbase ? TP_OK : TP_ENOMEM;
+	if (st == TP_OK)
+		st = plan_overlaps(p, &cp);
 	struct core_part *q = st == TP_OK ? plan_parts(p, a, &np, &st) : NULL;
 	*work = w;
 	if (st == TP_OK) {
-		for (size_t i = 0; i < a->num_cores; i++)
+		for (size_t i = 0; i < nc; i++)
 			w[i].c = &a->cores[i];
-		struct core_pool cp = {.p = p,
-		                       .cores = a->cores,
-		                       .overlap_st = ost,
-		                       .ncores = a->num_cores,
-		                       .parts = q};
+		cp.parts = q;
 		cp.burst = tp_analysis_burst_keys(p, &cp.bk);
-		tp_par_run(jobs ? jobs : 1, a->num_cores + np, core_pool_one, &cp);
-		for (size_t i = 0, k = 0; i < a->num_cores && st == TP_OK; i++) {
+		tp_par_run(jobs ? jobs : 1, cp.wbase[nc] + np, core_pool_scan, &cp);
+		sweep_jobs(&cp);
+		tp_par_run(jobs ? jobs : 1, cp.wbase[nc], core_pool_sweep, &cp);
+		for (size_t i = 0, k = 0; i < nc && st == TP_OK; i++) {
 			size_t k0 = k;
 			while (k < np && q[k].core == i)
 				k++;
-			st = ost[i] != TP_OK ? ost[i] : merge_core(p, &w[i], q + k0, k - k0);
+			if (cp.ok[i])
+				tp_overlap_finish(cp.ov[i], &a->cores[i]);
+			st = cp.overlap_st[i] != TP_OK ? cp.overlap_st[i]
+			                               : merge_core(p, &w[i], q + k0, k - k0);
 		}
 	}
 	for (size_t k = 0; k < np; k++) {
 		tp_free(q[k].ft.ftypes);
 		tp_analysis_rank_map_free(&q[k].cmds);
 	}
-	TP_FREE_ALL(q, ost);
+	for (size_t i = 0; cp.ov && i < nc; i++)
+		tp_overlap_free(cp.ov[i]);
+	TP_FREE_ALL(q, cp.ov, cp.ok, cp.overlap_st, cp.wbase);
 	return st;
 }
 

@@ -145,8 +145,22 @@ void tp_analysis_hot_join(struct tp_hot_lists *dst, const struct tp_hot_lists *s
 /* ---- overlap.c ----------------------------------------------------------------------------- */
 
 /* Measured concurrency of one core: TIU busy time that overlaps DMA busy time (union_ns,
- * overlap_ns, concurrency). TP_OK / TP_ENOMEM. */
+ * overlap_ns, concurrency), from copies of the intervals sorted (any start order). TP_OK /
+ * TP_ENOMEM. */
 int tp_analysis_core_overlap(const struct tp_profile *p, struct tp_core_stats *c);
+/* The same in windows of time, on threads: tp_overlap_plan, tp_overlap_scan of every window
+ * (any thread), tp_overlap_carry (0: a track is out
+ * of start order, tp_analysis_core_overlap must do it), tp_overlap_sweep of every window (any
+ * thread), tp_overlap_finish, tp_overlap_free. The figures are tp_analysis_core_overlap's. */
+struct tp_overlap;
+int tp_overlap_plan(const struct tp_profile *p, const struct tp_core_stats *c,
+                    struct tp_overlap **out);
+size_t tp_overlap_windows(const struct tp_overlap *o);
+void tp_overlap_scan(struct tp_overlap *o, size_t w);
+int tp_overlap_carry(struct tp_overlap *o);
+void tp_overlap_sweep(struct tp_overlap *o, size_t w);
+void tp_overlap_finish(const struct tp_overlap *o, struct tp_core_stats *c);
+void tp_overlap_free(struct tp_overlap *o);
 
 /* ---- engines.c ----------------------------------------------------------------------------- */
 

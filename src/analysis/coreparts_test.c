@@ -5,7 +5,8 @@
  * (tp_analysis_accumulate and tp_analysis_burst_add over every record in order), each name's
  * rank, each Function Type's row, the cost hot lists (equal lost cycles in different parts
  * keep the earlier slice) and the total time, for one and three threads. The worst layers,
- * summed in parts of each TIU track too, against each layer's sums taken whole.
+ * summed in parts of each TIU track too, against each layer's sums taken whole. The overlap of
+ * TIU and DMA, in windows of time, against the unions of every busy interval sorted whole.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -420,6 +421,103 @@ static void test_layer_hot_parts(void **state)
 	(void)state;
 	layer_parts_case(0);
 	layer_parts_case(1);
+}
+
+struct span {
+	int64_t b, e;
+};
+
+static int span_cmp(const void *x, const void *y)
+{
+	const struct span *a = x, *b = y;
+	return (a->b > b->b) - (a->b < b->b);
+}
+
+/* Sorts v and merges it into its union in place (touching spans merge); the union's length. */
+static int64_t span_union(struct span *v, size_t *n)
+{
+	qsort(v, *n, sizeof *v, span_cmp);
+	size_t m = 0;
+	for (size_t i = 1; i < *n; i++)
+		if (v[i].b <= v[m].e)
+			v[m].e = v[i].e > v[m].e ? v[i].e : v[m].e;
+		else
+			v[++m] = v[i];
+	*n = *n ? m + 1 : 0;
+	int64_t len = 0;
+	for (size_t i = 0; i < *n; i++)
+		len += v[i].e - v[i].b;
+	return len;
+}
+
+/* Busy spans of TIU and of the DMA tracks of one core, several windows of slices each: long
+ * commands reaching over many windows, sys records, DMA on two tracks; with `shuffle`, a
+ * track out of start order (the whole-core path). The oracle: both unions sorted whole and
+ * their intersection. */
+static void overlap_case(int shuffle)
+{
+	enum { NS = 90000 };
+	int t0, g0;
+	struct tp_profile *p = tp_test_tiu_gdma("dev", 1, 1000, &t0, &g0);
+	int s0 = tp_profile_add_track(p, 0, 0, TP_TRACK_SDMA, NULL, 1000);
+	const int tr[3] = {t0, g0, s0};
+	struct span *sp[2];
+	size_t n[2] = {0, 0};
+	sp[0] = calloc(3 * NS, sizeof *sp[0]);
+	sp[1] = calloc(3 * NS, sizeof *sp[1]);
+	assert_non_null(sp[0]);
+	assert_non_null(sp[1]);
+	uint64_t rng = 11;
+	for (int k = 0; k < 3; k++) {
+		uint64_t at = (uint64_t)k * 7;
+		for (int i = 0; i < NS - k * 20000; i++) {
+			uint64_t r = next(&rng);
+			uint32_t cyc = (r >> 20) % 500 == 0 ? 400000 : 1 + (uint32_t)(r >> 40) % 60;
+			enum tp_cmd_kind kind = (r >> 30) % 11 == 0 ? TP_CMD_SYS : TP_CMD_NORMAL;
+			add(p, tr[k], at, cyc, kind, TP_DIR_NONE, 0, names[k ? 2 : 0]);
+			at += (r >> 50) % 90 + 1;
+		}
+	}
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	if (shuffle) /* after the finish, which would sort the track */
+		p->tracks[g0].slices[70000].start_ns = p->tracks[g0].slices[100].start_ns;
+	for (int k = 0; k < 3; k++) {
+		const struct tp_track *t = &p->tracks[tr[k]];
+		for (size_t i = 0; i < t->count; i++)
+			if (tp_slice_kind(t, &t->slices[i]) == TP_CMD_NORMAL)
+				sp[k > 0][n[k > 0]++] = (struct span){
+				    t->slices[i].start_ns, tp_slice_end(t, &t->slices[i])};
+	}
+	int64_t tl = span_union(sp[0], &n[0]), dl = span_union(sp[1], &n[1]), ov = 0;
+	for (size_t i = 0, j = 0; i < n[0] && j < n[1];) {
+		int64_t b = sp[0][i].b > sp[1][j].b ? sp[0][i].b : sp[1][j].b;
+		int64_t e = sp[0][i].e < sp[1][j].e ? sp[0][i].e : sp[1][j].e;
+		ov += e > b ? e - b : 0;
+		if (sp[0][i].e < sp[1][j].e)
+			i++;
+		else
+			j++;
+	}
+	assert_true(ov > 0 && ov < tl && ov < dl);
+	static const unsigned jobs[] = {1, 3};
+	for (size_t j = 0; j < 2; j++) {
+		struct tp_analysis a;
+		assert_int_equal(tp_analyze_jobs(p, &a, jobs[j]), TP_OK);
+		assert_int_equal(a.cores[0].eng[TP_TRACK_TIU].union_ns, tl);
+		assert_int_equal(a.cores[0].overlap_ns, ov);
+		assert_true(a.cores[0].concurrency == (double)ov / (double)(tl < dl ? tl : dl));
+		tp_analysis_free(&a);
+	}
+	free(sp[0]);
+	free(sp[1]);
+	tp_profile_free(p);
+}
+
+static void test_overlap_windows(void **state)
+{
+	(void)state;
+	overlap_case(0);
+	overlap_case(1);
 }
 
 #include "tp_test_main.h"

@@ -1,8 +1,9 @@
 /*
  * overlap.c — the measured concurrency of a core: the time its TIU and some DMA engine are
  * both busy, from the unions of their busy (non-sys) command intervals. The unions are
- * streamed from the sorted tracks without a copy when that works, else built as arrays of
- * intervals, sorted by merging the tracks' runs.
+ * streamed from the sorted tracks without a copy, in windows of time on several threads
+ * (tp_overlap_*); a core with a track out of start order has them built as arrays of
+ * intervals, sorted by merging the tracks' runs (tp_analysis_core_overlap).
  */
 #include "analysis/analysis_int.h"
 
@@ -118,7 +119,7 @@ static int64_t ival_overlap(const struct ival *x, size_t nx, const struct ival *
  * ival_union does. */
 struct ustream {
 	const struct tp_track **t;
-	size_t *pos;
+	size_t *pos, *end; /* each track's next slice and its limit */
 	size_t nt;
 };
 
@@ -128,11 +129,11 @@ static int ustream_peek(struct ustream *u, size_t *k)
 	int found = 0;
 	for (size_t j = 0; j < u->nt; j++) {
 		const struct tp_track *t = u->t[j];
-		while (u->pos[j] < t->count &&
-		       tp_slice_kind(t, &t->slices[u->pos[j]]) != TP_CMD_NORMAL)
+		size_t end = u->end[j];
+		while (u->pos[j] < end && tp_slice_kind(t, &t->slices[u->pos[j]]) != TP_CMD_NORMAL)
 			u->pos[j]++;
-		if (u->pos[j] < t->count && (!found || t->slices[u->pos[j]].start_ns <
-		                                           u->t[*k]->slices[u->pos[*k]].start_ns)) {
+		if (u->pos[j] < end && (!found || t->slices[u->pos[j]].start_ns <
+		                                      u->t[*k]->slices[u->pos[*k]].start_ns)) {
 			*k = j;
 			found = 1;
 		}
@@ -158,74 +159,9 @@ static int ustream_next(struct ustream *u, struct ival *out)
 	return 1;
 }
 
-/* Measured concurrency of one core from the streamed unions; 0 if a track is out of start
- * order (a profile tp_profile_finish did not see), then core_overlap copies and sorts. */
-static int core_overlap_stream(const struct tp_profile *p, struct tp_core_stats *c, int *done)
-{
-	*done = 0;
-	const struct tp_track **t = tp_calloc(p->num_tracks ? p->num_tracks : 1, sizeof *t);
-	size_t *pos = tp_calloc(p->num_tracks ? p->num_tracks : 1, sizeof *pos);
-	if (!t || !pos) {
-		tp_free(t);
-		tp_free(pos);
-		return TP_ENOMEM;
-	}
-	/* TIU tracks first, then the DMA ones: the two streams share the arrays. */
-	size_t ntiu = 0, n = 0;
-	int ok = 1;
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = 0; i < p->num_tracks; i++) {
-			const struct tp_track *x = &p->tracks[i];
-			if (x->device != c->device || x->core != c->core ||
-			    !tp_analysis_is_engine(x->kind) ||
-			    (x->kind == TP_TRACK_TIU) != (pass == 0))
-				continue;
-			for (size_t k = 1; k < x->count && ok; k++)
-				if (x->slices[k - 1].start_ns > x->slices[k].start_ns)
-					ok = 0;
-			t[n++] = x;
-			ntiu += pass == 0;
-		}
-	if (ok) {
-		struct ustream tu = {t, pos, ntiu}, du = {t + ntiu, pos + ntiu, n - ntiu};
-		int64_t tl = 0, dl = 0, o = 0;
-		struct ival x, y;
-		int hx = ustream_next(&tu, &x), hy = ustream_next(&du, &y);
-		if (hx)
-			tl += x.e - x.b;
-		if (hy)
-			dl += y.e - y.b;
-		while (hx && hy) {
-			int64_t b = x.b > y.b ? x.b : y.b, e = x.e < y.e ? x.e : y.e;
-			if (e > b)
-				o += e - b;
-			if (x.e < y.e) {
-				if ((hx = ustream_next(&tu, &x)))
-					tl += x.e - x.b;
-			} else if ((hy = ustream_next(&du, &y))) {
-				dl += y.e - y.b;
-			}
-		}
-		while (hx && (hx = ustream_next(&tu, &x)))
-			tl += x.e - x.b;
-		while (hy && (hy = ustream_next(&du, &y)))
-			dl += y.e - y.b;
-		c->eng[TP_TRACK_TIU].union_ns = tl;
-		c->overlap_ns = o;
-		int64_t mn = tl < dl ? tl : dl;
-		c->concurrency = mn > 0 ? (double)c->overlap_ns / (double)mn : 0;
-		*done = 1;
-	}
-	tp_free(t);
-	tp_free(pos);
-	return TP_OK;
-}
-
 int tp_analysis_core_overlap(const struct tp_profile *p, struct tp_core_stats *c)
 {
-	int done, st = core_overlap_stream(p, c, &done);
-	if (st != TP_OK || done)
-		return st;
+	int st = TP_OK;
 	struct ival *tv = NULL, *dv = NULL;
 	size_t tn = 0, tc = 0, dn = 0, dc = 0;
 	size_t truns[8] = {0}, druns[8] = {0}, ntr = 0, ndr = 0; /* where each track's run starts */
@@ -267,4 +203,239 @@ int tp_analysis_core_overlap(const struct tp_profile *p, struct tp_core_stats *c
 	tp_free(tv);
 	tp_free(dv);
 	return st;
+}
+
+/* ---- In time windows, on several threads ----------------------------------------------- */
+
+/* Slices of a core per window. */
+#define OV_WINDOW_SLICES 65536
+#define OV_MAX_WINDOWS 256
+
+/* Core c's overlap in windows of time [at[w], at[w + 1]): each stream's union restricted to a
+ * window is the union of its slices that start there, clipped at the window's end, and of
+ * [at[w], latest end of the slices that start before it) (every earlier slice that reaches
+ * into the window covers its start). Lengths and overlaps of disjoint windows add up, so the
+ * sums are the one sweep's. */
+struct tp_overlap {
+	const struct tp_track **t; /* TIU tracks, then the DMA ones */
+	size_t nt, ntiu, nw;
+	int64_t *at;        /* nw + 1 bounds */
+	size_t *lo, *hi;    /* [w * nt + j]: track j's slices that start in window w */
+	int64_t *maxe;      /* [w * 2 + stream]: latest end of a busy slice starting in w */
+	int64_t *carry;     /* [w * 2 + stream]: latest end of a busy slice starting before w */
+	int64_t *sums;      /* [w * 3]: TIU union, DMA union, overlap */
+	unsigned char *bad; /* [w]: a track out of start order in its part of the indices */
+};
+
+void tp_overlap_free(struct tp_overlap *o)
+{
+	if (o)
+		TP_FREE_ALL(o->t, o->at, o->lo, o->hi, o->maxe, o->carry, o->sums, o->bad);
+	tp_free(o);
+}
+
+/* The first slice of track t that starts at or after x (binary search: t in start order). */
+static size_t first_at(const struct tp_track *t, int64_t x)
+{
+	size_t a = 0, b = t->count;
+	while (a < b) {
+		size_t m = a + (b - a) / 2;
+		if (t->slices[m].start_ns < x)
+			a = m + 1;
+		else
+			b = m;
+	}
+	return a;
+}
+
+int tp_overlap_plan(const struct tp_profile *p, const struct tp_core_stats *c,
+                    struct tp_overlap **out)
+{
+	*out = NULL;
+	struct tp_overlap *o = tp_calloc(1, sizeof *o);
+	if (!o || !(o->t = tp_calloc(p->num_tracks ? p->num_tracks : 1, sizeof *o->t))) {
+		tp_overlap_free(o);
+		return TP_ENOMEM;
+	}
+	size_t total = 0;
+	const struct tp_track *widest = NULL;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < p->num_tracks; i++) {
+			const struct tp_track *x = &p->tracks[i];
+			if (x->device != c->device || x->core != c->core ||
+			    !tp_analysis_is_engine(x->kind) ||
+			    (x->kind == TP_TRACK_TIU) != (pass == 0))
+				continue;
+			o->t[o->nt++] = x;
+			o->ntiu += pass == 0;
+			total += x->count;
+			if (!widest || x->count > widest->count)
+				widest = x;
+		}
+	size_t nw = tp_split_count(total, OV_WINDOW_SLICES);
+	nw = nw > OV_MAX_WINDOWS ? OV_MAX_WINDOWS : nw;
+	o->at = tp_malloc((nw + 1) * sizeof *o->at);
+	if (!o->at) {
+		tp_overlap_free(o);
+		return TP_ENOMEM;
+	}
+	/* Bounds at evenly spaced starts of the core's largest track, strictly increasing. */
+	o->at[0] = INT64_MIN;
+	size_t k = 1;
+	for (size_t w = 1; w < nw; w++) {
+		int64_t x = widest->slices[widest->count / nw * w].start_ns;
+		if (x > o->at[k - 1])
+			o->at[k++] = x;
+	}
+	o->nw = k;
+	o->at[k] = INT64_MAX;
+	o->lo = tp_malloc(o->nw * o->nt * sizeof *o->lo);
+	o->hi = tp_malloc(o->nw * o->nt * sizeof *o->hi);
+	o->maxe = tp_malloc(o->nw * 2 * sizeof *o->maxe);
+	o->carry = tp_malloc(o->nw * 2 * sizeof *o->carry);
+	o->sums = tp_calloc(o->nw * 3, sizeof *o->sums);
+	o->bad = tp_calloc(o->nw, 1);
+	if (!o->lo || !o->hi || !o->maxe || !o->carry || !o->sums || !o->bad) {
+		tp_overlap_free(o);
+		return TP_ENOMEM;
+	}
+	*out = o;
+	return TP_OK;
+}
+
+size_t tp_overlap_windows(const struct tp_overlap *o)
+{
+	return o ? o->nw : 0;
+}
+
+void tp_overlap_scan(struct tp_overlap *o, size_t w)
+{
+	o->maxe[2 * w] = o->maxe[2 * w + 1] = INT64_MIN;
+	for (size_t j = 0; j < o->nt; j++) {
+		const struct tp_track *t = o->t[j];
+		/* The start order, over this window's share of the indices (and the pair before
+		 * it): the bounds below assume it. */
+		size_t a = t->count / o->nw * w,
+		       b = w + 1 == o->nw ? t->count : t->count / o->nw * (w + 1);
+		for (size_t i = a ? a : 1; i < b; i++)
+			if (t->slices[i - 1].start_ns > t->slices[i].start_ns)
+				o->bad[w] = 1;
+		size_t lo = w ? first_at(t, o->at[w]) : 0;
+		size_t hi = w + 1 < o->nw ? first_at(t, o->at[w + 1]) : t->count;
+		o->lo[w * o->nt + j] = lo;
+		o->hi[w * o->nt + j] = hi;
+		int64_t *m = &o->maxe[2 * w + (j >= o->ntiu)];
+		for (size_t i = lo; i < hi; i++)
+			if (tp_slice_kind(t, &t->slices[i]) == TP_CMD_NORMAL &&
+			    tp_slice_end(t, &t->slices[i]) > *m)
+				*m = tp_slice_end(t, &t->slices[i]);
+	}
+}
+
+int tp_overlap_carry(struct tp_overlap *o)
+{
+	int64_t c[2] = {INT64_MIN, INT64_MIN};
+	for (size_t w = 0; w < o->nw; w++) {
+		if (o->bad[w])
+			return 0;
+		for (int s = 0; s < 2; s++) {
+			o->carry[2 * w + s] = c[s];
+			if (o->maxe[2 * w + s] > c[s])
+				c[s] = o->maxe[2 * w + s];
+		}
+	}
+	return 1;
+}
+
+/* One stream's union inside a window: the carried interval first, then the stream's merged
+ * slices clipped at the window's end, touching or overlapping ones merged. */
+struct wstream {
+	struct ustream u;
+	int64_t cb, ce, end; /* the carried interval [cb, ce) when ce > cb; the window's end */
+	struct ival next;
+	int has_next;
+};
+
+static int wstream_raw(struct wstream *s, struct ival *iv)
+{
+	if (s->ce > s->cb) {
+		*iv = (struct ival){s->cb, s->ce < s->end ? s->ce : s->end};
+		s->ce = s->cb;
+		return 1;
+	}
+	if (!ustream_next(&s->u, iv))
+		return 0;
+	if (iv->e > s->end)
+		iv->e = s->end;
+	return 1;
+}
+
+static int wstream_next(struct wstream *s, struct ival *out)
+{
+	if (s->has_next)
+		*out = s->next, s->has_next = 0;
+	else if (!wstream_raw(s, out))
+		return 0;
+	struct ival x;
+	while (wstream_raw(s, &x)) {
+		if (x.b > out->e) {
+			s->next = x;
+			s->has_next = 1;
+			break;
+		}
+		if (x.e > out->e)
+			out->e = x.e;
+	}
+	return 1;
+}
+
+void tp_overlap_sweep(struct tp_overlap *o, size_t w)
+{
+	size_t *pos = &o->lo[w * o->nt], *end = &o->hi[w * o->nt];
+	int64_t b0 = o->at[w], e0 = o->at[w + 1];
+	struct wstream ts = {
+	    .u = {o->t, pos, end, o->ntiu}, .cb = b0, .ce = o->carry[2 * w], .end = e0};
+	struct wstream ds = {.u = {o->t + o->ntiu, pos + o->ntiu, end + o->ntiu, o->nt - o->ntiu},
+	                     .cb = b0,
+	                     .ce = o->carry[2 * w + 1],
+	                     .end = e0};
+	int64_t tl = 0, dl = 0, ov = 0;
+	struct ival x, y;
+	int hx = wstream_next(&ts, &x), hy = wstream_next(&ds, &y);
+	if (hx)
+		tl += x.e - x.b;
+	if (hy)
+		dl += y.e - y.b;
+	while (hx && hy) {
+		int64_t b = x.b > y.b ? x.b : y.b, e = x.e < y.e ? x.e : y.e;
+		if (e > b)
+			ov += e - b;
+		if (x.e < y.e) {
+			if ((hx = wstream_next(&ts, &x)))
+				tl += x.e - x.b;
+		} else if ((hy = wstream_next(&ds, &y))) {
+			dl += y.e - y.b;
+		}
+	}
+	while (hx && (hx = wstream_next(&ts, &x)))
+		tl += x.e - x.b;
+	while (hy && (hy = wstream_next(&ds, &y)))
+		dl += y.e - y.b;
+	o->sums[3 * w] = tl;
+	o->sums[3 * w + 1] = dl;
+	o->sums[3 * w + 2] = ov;
+}
+
+void tp_overlap_finish(const struct tp_overlap *o, struct tp_core_stats *c)
+{
+	int64_t tl = 0, dl = 0, ov = 0;
+	for (size_t w = 0; w < o->nw; w++) {
+		tl += o->sums[3 * w];
+		dl += o->sums[3 * w + 1];
+		ov += o->sums[3 * w + 2];
+	}
+	c->eng[TP_TRACK_TIU].union_ns = tl;
+	c->overlap_ns = ov;
+	int64_t mn = tl < dl ? tl : dl;
+	c->concurrency = mn > 0 ? (double)ov / (double)mn : 0;
 }
