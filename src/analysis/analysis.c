@@ -74,10 +74,6 @@ const struct tp_core_stats *tp_analysis_core(const struct tp_analysis *a, int32_
 
 /* ---- Per-core work (any thread) ---------------------------------------------------------- */
 
-/* Slices per part of an engine track: enough that a part's tables cost little beside its
- * pass, few enough that a core of a few tracks keeps every thread busy. */
-#define CORE_PART_SLICES 65536
-
 /* One part of the per-core passes: slices [lo, hi) of engine track `track`, which belongs to
  * core `core` (index in a->cores). Its sums, Function Types (first-seen order), command ranks
  * and hot lists are merged into the core's in track and slice order, so every figure is the
@@ -172,8 +168,8 @@ static void core_pool_scan(void *v, size_t k)
 		tp_overlap_scan(cp->ov[i], w);
 		return;
 	}
-	/* On a copy: the parts sit side by side, and a part's per-slice updates (latest end,
-	 * status) shared cache lines with the next part, which another thread was reading. */
+	/* On a copy: the parts sit side by side, so a part's per-slice updates (latest end,
+	 * status) would share cache lines with the next part, which another thread reads. */
 	size_t n = k - cp->wbase[cp->ncores];
 	struct core_part q = cp->parts[n];
 	part_work(cp->p, &cp->bk, cp->burst, &q);
@@ -223,7 +219,7 @@ static struct core_part *plan_parts(const struct tp_profile *p, const struct tp_
 	size_t np = 0;
 	for (size_t i = 0; i < p->num_tracks; i++)
 		if (tp_analysis_is_engine(p->tracks[i].kind) && p->tracks[i].count)
-			np += tp_split_count(p->tracks[i].count, CORE_PART_SLICES);
+			np += tp_split_count(p->tracks[i].count, TP_ANALYSIS_PART);
 	*n = 0;
 	*st = TP_OK;
 	if (!np)
@@ -239,13 +235,12 @@ static struct core_part *plan_parts(const struct tp_profile *p, const struct tp_
 			if (!tp_analysis_is_engine(t->kind) || t->device != a->cores[c].device ||
 			    t->core != a->cores[c].core)
 				continue;
-			for (size_t lo = 0; lo < t->count; lo += CORE_PART_SLICES) {
+			size_t tn = t->count ? tp_split_count(t->count, TP_ANALYSIS_PART) : 0;
+			for (size_t k = 0; k < tn; k++) {
 				struct core_part *x = &q[(*n)++];
 				x->core = c;
 				x->track = i;
-				x->lo = lo;
-				x->hi = t->count - lo > CORE_PART_SLICES ? lo + CORE_PART_SLICES
-				                                         : t->count;
+				tp_split_at(t->count, tn, k, &x->lo, &x->hi);
 			}
 		}
 	return q;
@@ -452,8 +447,7 @@ int tp_analyze_jobs(const struct tp_profile *p, struct tp_analysis *a, unsigned 
 		st = layer_table(p, a, jobs);
 	tp_tm_end();
 	for (size_t i = 0; work && i < a->num_cores; i++) {
-		tp_free(work[i].cmds.v);
-		tp_ixmap_free(&work[i].cmds.ix);
+		tp_analysis_rank_map_free(&work[i].cmds);
 	}
 	tp_free(work);
 	if (st != TP_OK)

@@ -82,6 +82,12 @@ void tp_analysis_burst_add(const struct tp_profile *p, const struct tp_burst_key
                            const struct tp_track *t, const struct tp_slice *s,
                            struct tp_engine_stats *e);
 
+/* Slices per part of an engine track in the analysis' passes (analysis.c, hotspots.c) and per
+ * window of a core's overlap (overlap.c): enough that a part's tables cost little beside its
+ * pass, few enough that a core of a few tracks keeps every thread busy. Any size gives the
+ * same figures. */
+#define TP_ANALYSIS_PART 65536
+
 /* ---- rankings.c ---------------------------------------------------------------------------- */
 
 /* One rank per (core, track kind, name) (per operator type for captures). A small
@@ -177,13 +183,12 @@ void tp_analysis_finish_engine(struct tp_engine_stats *e, double mhz, int64_t to
  * merged in order): its command ranks (merged into the analysis in core order afterwards;
  * rank_cmp is a total order and the sums are exact, so the ranking is the same whatever thread
  * ran which part), its cost hot lists, the earliest first start and the latest end of its
- * tracks, and a status. */
+ * tracks. */
 struct tp_core_work {
 	struct tp_core_stats *c;
 	struct tp_rank_map cmds;
 	struct tp_hot_lists hot; /* the core's cost hot spots (commands) */
 	int64_t lo, hi;
-	int st;
 };
 
 /* engines.c: every core's ratios against the total time and the Overall row of the engine

@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { NT = 150001, ND = 140000, NN = 5, PART = 65536 };
+enum { NT = 150001, ND = 140000, NN = 5, PART = TP_ANALYSIS_PART };
 static const char *const names[NN] = {"conv.normal", "mm.normal", "tensorLd", "sys.nop", "ar.add"};
 
 static uint64_t next(uint64_t *rng)
@@ -198,14 +198,17 @@ static void oracle_make(const struct tp_profile *p, const struct tp_track *const
 	            o->eng[1].stall_cycle > 0 && o->eng[0].bank_cycle > 0 &&
 	            o->eng[0].cost_missing > 0 && o->eng[0].wait_cycle > 0);
 	assert_true(o->nlo > TP_ANALYSIS_HOT && o->nhi > TP_ANALYSIS_HOT);
+	/* The TIU track's parts as the analysis cuts it (tp_split_at): slices per part. */
+	size_t per = (NT + tp_split_count(NT, PART) - 1) / tp_split_count(NT, PART);
+	assert_true(tp_split_count(NT, PART) >= 3);
 	int late = 0, tie = 0;
 	for (size_t i = 0; i < TP_ANALYSIS_HOT; i++) {
-		late |= (o->lo[i].slice >= 2 * PART) | (o->hi[i].slice >= 2 * PART) << 1;
+		late |= (o->lo[i].slice >= 2 * per) | (o->hi[i].slice >= 2 * per) << 1;
 		for (size_t k = i + 1; k < TP_ANALYSIS_HOT; k++) {
 			tie |= o->lo[i].lost == o->lo[k].lost &&
-			       o->lo[i].slice / PART != o->lo[k].slice / PART;
+			       o->lo[i].slice / per != o->lo[k].slice / per;
 			tie |= (o->hi[i].lost == o->hi[k].lost &&
-			        o->hi[i].slice / PART != o->hi[k].slice / PART)
+			        o->hi[i].slice / per != o->hi[k].slice / per)
 			       << 1;
 		}
 	}

@@ -54,6 +54,20 @@ struct lacc {
 	uint64_t alg_ops, uarch_ops, asic_cycle, init_cycle;
 };
 
+static void lacc_add(struct lacc *x, const struct lacc *y)
+{
+	x->alg_ops += y->alg_ops;
+	x->uarch_ops += y->uarch_ops;
+	x->asic_cycle += y->asic_cycle;
+	x->init_cycle += y->init_cycle;
+}
+
+/* Adds a command of `cycles` Asic cycles and cost c to x. */
+static void lacc_cmd(struct lacc *x, const struct tp_cost *c, uint64_t cycles)
+{
+	lacc_add(x, &(struct lacc){c->alg_ops, c->uarch_ops, cycles, c->init_cycle});
+}
+
 /* Offers layer i with sums x to the worst-layers list v[0..*n). The list is ordered by lost
  * cycles, then by layer index, so the result does not depend on the order layers are offered
  * in. */
@@ -87,9 +101,6 @@ static int32_t cost_layer(const struct tp_profile *p, const struct tp_track *t,
 	           ? s->layer
 	           : -1;
 }
-
-/* Slices per part of a TIU track in layer_hot's passes. */
-#define LHOT_PART_SLICES 65536
 
 /* A run of one layer's commands on a track: consecutive slices of that layer, past those
  * that count for no layer. */
@@ -144,12 +155,8 @@ static void lhot_part(void *v, size_t k)
 			tp_track_get_cost(t, i, &c);
 			l = cost_layer(p, t, &t->slices[i], &c);
 			if (l < 0 || l == cur.layer) {
-				if (l >= 0) {
-					cur.acc.alg_ops += c.alg_ops;
-					cur.acc.uarch_ops += c.uarch_ops;
-					cur.acc.asic_cycle += t->slices[i].cycles;
-					cur.acc.init_cycle += c.init_cycle;
-				}
+				if (l >= 0)
+					lacc_cmd(&cur.acc, &c, t->slices[i].cycles);
 				continue;
 			}
 		}
@@ -161,8 +168,9 @@ static void lhot_part(void *v, size_t k)
 			else if (lhot_mark(a, &cur))
 				layer_offer(q->list, &q->nlist, p, (size_t)cur.layer, &cur.acc);
 		}
-		cur = (struct lrun){
-		    l, {c.alg_ops, c.uarch_ops, i < q->hi ? t->slices[i].cycles : 0, c.init_cycle}};
+		cur = (struct lrun){.layer = l};
+		if (l >= 0)
+			lacc_cmd(&cur.acc, &c, t->slices[i].cycles);
 	}
 }
 
@@ -188,10 +196,7 @@ static void lhot_edges(struct lhot_par *a, size_t np, struct tp_cost_hot *v, siz
 		if (!q->nruns)
 			continue;
 		if (open.layer == q->first.layer) {
-			open.acc.alg_ops += q->first.acc.alg_ops;
-			open.acc.uarch_ops += q->first.acc.uarch_ops;
-			open.acc.asic_cycle += q->first.acc.asic_cycle;
-			open.acc.init_cycle += q->first.acc.init_cycle;
+			lacc_add(&open.acc, &q->first.acc);
 		} else {
 			lhot_close(a, &open, v, n);
 			open = q->first;
@@ -221,10 +226,7 @@ static int layer_hot_sums(struct tp_analysis *a, const struct tp_profile *p)
 			int32_t l = cost_layer(p, t, &t->slices[i], &k);
 			if (l < 0)
 				continue;
-			lsum[l].alg_ops += k.alg_ops;
-			lsum[l].uarch_ops += k.uarch_ops;
-			lsum[l].asic_cycle += t->slices[i].cycles;
-			lsum[l].init_cycle += k.init_cycle;
+			lacc_cmd(&lsum[l], &k, t->slices[i].cycles);
 		}
 	}
 	for (size_t i = 0; i < p->num_layers; i++)
@@ -246,7 +248,7 @@ static int layer_hot(struct tp_analysis *a, const struct tp_profile *p, unsigned
 	size_t np = 0;
 	for (size_t ti = 0; ti < p->num_tracks; ti++)
 		if (p->tracks[ti].kind == TP_TRACK_TIU && p->tracks[ti].cost && p->tracks[ti].count)
-			np += tp_split_count(p->tracks[ti].count, LHOT_PART_SLICES);
+			np += tp_split_count(p->tracks[ti].count, TP_ANALYSIS_PART);
 	struct lhot_par lp = {.p = p};
 	lp.part = tp_calloc(np ? np : 1, sizeof *lp.part);
 	lp.seen = tp_calloc((p->num_layers + 7) / 8, 1);
@@ -257,12 +259,11 @@ static int layer_hot(struct tp_analysis *a, const struct tp_profile *p, unsigned
 			const struct tp_track *t = &p->tracks[ti];
 			if (t->kind != TP_TRACK_TIU || !t->cost)
 				continue;
-			for (size_t lo = 0; lo < t->count; lo += LHOT_PART_SLICES)
-				lp.part[np++] = (struct lhot_part){
-				    .track = ti,
-				    .lo = lo,
-				    .hi = t->count - lo > LHOT_PART_SLICES ? lo + LHOT_PART_SLICES
-				                                           : t->count};
+			size_t tn = t->count ? tp_split_count(t->count, TP_ANALYSIS_PART) : 0;
+			for (size_t k = 0; k < tn; k++, np++) {
+				lp.part[np].track = ti;
+				tp_split_at(t->count, tn, k, &lp.part[np].lo, &lp.part[np].hi);
+			}
 		}
 		atomic_init(&lp.again, 0);
 		tp_par_run(jobs ? jobs : 1, np, lhot_part, &lp);

@@ -207,8 +207,8 @@ int tp_analysis_core_overlap(const struct tp_profile *p, struct tp_core_stats *c
 
 /* ---- In time windows, on several threads ----------------------------------------------- */
 
-/* Slices of a core per window. */
-#define OV_WINDOW_SLICES 65536
+/* Windows of a core at most: the scan's per-window arrays stay small on a core of many
+ * millions of slices. */
 #define OV_MAX_WINDOWS 256
 
 /* Core c's overlap in windows of time [at[w], at[w + 1]): each stream's union restricted to a
@@ -272,7 +272,7 @@ int tp_overlap_plan(const struct tp_profile *p, const struct tp_core_stats *c,
 			if (!widest || x->count > widest->count)
 				widest = x;
 		}
-	size_t nw = tp_split_count(total, OV_WINDOW_SLICES);
+	size_t nw = tp_split_count(total, TP_ANALYSIS_PART);
 	nw = nw > OV_MAX_WINDOWS ? OV_MAX_WINDOWS : nw;
 	o->at = tp_malloc((nw + 1) * sizeof *o->at);
 	if (!o->at) {
@@ -315,8 +315,8 @@ void tp_overlap_scan(struct tp_overlap *o, size_t w)
 		const struct tp_track *t = o->t[j];
 		/* The start order, over this window's share of the indices (and the pair before
 		 * it): the bounds below assume it. */
-		size_t a = t->count / o->nw * w,
-		       b = w + 1 == o->nw ? t->count : t->count / o->nw * (w + 1);
+		size_t a, b;
+		tp_split_at(t->count, o->nw, w, &a, &b);
 		for (size_t i = a ? a : 1; i < b; i++)
 			if (t->slices[i - 1].start_ns > t->slices[i].start_ns)
 				o->bad[w] = 1;

@@ -95,7 +95,7 @@ struct tp_rank *tp_analysis_rank_get(struct tp_rank_map *m, int32_t core, uint32
 }
 
 /* Frees what a rank map holds. */
-static void rank_map_free(struct tp_rank_map *m)
+void tp_analysis_rank_map_free(struct tp_rank_map *m)
 {
 	tp_free(m->v);
 	tp_ixmap_free(&m->ix);
@@ -111,7 +111,7 @@ static void rank_map_take(struct tp_rank_map *m, double total, struct tp_rank **
 	*v = m->v;
 	*n = m->n;
 	m->v = NULL;
-	rank_map_free(m);
+	tp_analysis_rank_map_free(m);
 }
 
 int tp_analysis_rank_join(struct tp_rank_map *dst, const struct tp_rank_map *src)
@@ -131,17 +131,12 @@ int tp_analysis_rank_join(struct tp_rank_map *dst, const struct tp_rank_map *src
 	return TP_OK;
 }
 
-void tp_analysis_rank_map_free(struct tp_rank_map *m)
-{
-	rank_map_free(m);
-}
-
 int tp_analysis_rank_cmds(struct tp_analysis *a, const struct tp_core_work *work)
 {
 	struct tp_rank_map cmds = {0};
 	for (size_t i = 0; i < a->num_cores; i++)
 		if (tp_analysis_rank_join(&cmds, &work[i].cmds) != TP_OK) {
-			rank_map_free(&cmds);
+			tp_analysis_rank_map_free(&cmds);
 			return TP_ENOMEM;
 		}
 	/* Shares relative to total time. */
@@ -258,7 +253,7 @@ int tp_analysis_op_types(const struct tp_profile *p, struct tp_analysis *a)
 			uint32_t ty = ot && ot->type == TP_ARG_STR ? ot->v.s : tp_slice_name(t, s);
 			struct tp_rank *r = tp_analysis_rank_get(&ops, -1, 0, ty);
 			if (!r) {
-				rank_map_free(&ops);
+				tp_analysis_rank_map_free(&ops);
 				return TP_ENOMEM;
 			}
 			tp_analysis_rank_add(r, tp_slice_end(t, s) - s->start_ns);
