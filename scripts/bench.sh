@@ -112,44 +112,39 @@ if [ "${2:-}" = html ]; then
   exit 0
 fi
 
-# gen_case SIZE — makes $data/gen-SIZE unless the cached copy was made by the same generator
-# binary with the same arguments.
-gen_case() {
-  local size=$1 n dir args stamp want
-  n=$(per_core "$size")
-  dir=$data/gen-$size
-  args=(--arch BM1688 --cores 2 --cmds "$n" --seed 1 --quiet)
-  want=$( { sha256sum < "$gendump"; echo "${args[*]}"; } | sha256sum | cut -d' ' -f1)
+# dump_case DIR LABEL CMDS CORES ARGS... — makes DIR with `tpuprof-gendump ARGS DIR` (CMDS
+# commands on CORES cores; row "gendump LABEL", timed) unless the cached copy was made by the
+# same generator binary with the same arguments (a stamp file holds their checksum).
+dump_case() {
+  local dir=$1 label=$2 cmds=$3 cores=$4 want stamp
+  shift 4
+  want=$( { sha256sum < "$gendump"; echo "$*"; } | sha256sum | cut -d' ' -f1)
   stamp=$dir/.bench-stamp
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
-    echo "== gendump $size: cached ($dir, $(human_size "$dir"))"
+    echo "== gendump $label: cached ($dir, $(human_size "$dir"))"
     return 0
   fi
   rm -rf "$dir"
-  echo "== gendump $size: generating $((2 * n)) commands into $dir"
-  "$tpbench" run --out "$rows" --name "gendump $size/core" --group gen --cmds $((2 * n)) \
-    --cores 2 -- "$gendump" "${args[@]}" "$dir"
+  echo "== gendump $label: generating $cmds commands into $dir"
+  "$tpbench" run --out "$rows" --name "gendump $label" --group gen --cmds "$cmds" \
+    --cores "$cores" -- "$gendump" "$@" "$dir"
   echo "$want" > "$stamp"
   echo "   size: $(human_size "$dir")"
 }
 
-# cdm_case N — makes $data/cdm-8xN, an 8-core BM1690 cdm dump of N commands per core (--mode 1
-# --cdma-ports 2), unless the cached copy was made by the same generator with the same arguments.
+# gen_case SIZE — $data/gen-SIZE, a 2-core BM1688 dump of SIZE commands per core.
+gen_case() {
+  local n
+  n=$(per_core "$1")
+  dump_case "$data/gen-$1" "$1/core" $((2 * n)) 2 --arch BM1688 --cores 2 --cmds "$n" \
+    --seed 1 --quiet
+}
+
+# cdm_case N — $data/cdm-8xN, an 8-core BM1690 cdm dump of N commands per core (--mode 1
+# --cdma-ports 2).
 cdm_case() {
-  local n=$1 dir=$data/cdm-8x$1 args want stamp
-  args=(--format cdm --arch BM1690 --cores 8 --cmds "$n" --mode 1 --cdma-ports 2 --seed 1 --quiet)
-  want=$( { sha256sum < "$gendump"; echo "${args[*]}"; } | sha256sum | cut -d' ' -f1)
-  stamp=$dir/.bench-stamp
-  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
-    echo "== gendump cdm 8x$n: cached ($dir, $(human_size "$dir"))"
-    return 0
-  fi
-  rm -rf "$dir"
-  echo "== gendump cdm 8x$n: generating $((8 * n)) commands into $dir"
-  "$tpbench" run --out "$rows" --name "gendump cdm 8x$n" --group gen --cmds $((8 * n)) \
-    --cores 8 -- "$gendump" "${args[@]}" "$dir"
-  echo "$want" > "$stamp"
-  echo "   size: $(human_size "$dir")"
+  dump_case "$data/cdm-8x$1" "cdm 8x$1" $((8 * $1)) 8 --format cdm --arch BM1690 --cores 8 \
+    --cmds "$1" --mode 1 --cdma-ports 2 --seed 1 --quiet
 }
 
 # bench_case NAME INPUT FLAGS... — one tpuprof conversion row (group "convert", or $BENCH_GROUP;
