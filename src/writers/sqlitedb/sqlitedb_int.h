@@ -234,9 +234,9 @@ struct part {
 };
 
 /* The join's sizes: the entries of an index range, the leaves held by ranges ahead of their
- * place, the leaves the head range writes at a time. The range size shapes the file's pages;
- * the others only the memory. A tree takes sqb_join_default (treejoin.c); sqlitedb_test makes
- * its trees' small, so that small tables take many ranges, stream and wait. */
+ * place (per thread beside the head's), the leaves the head range writes at a time. The range size
+ * shapes the file's pages; the others only the memory. A tree takes sqb_join_default (treejoin.c);
+ * sqlitedb_test makes its trees' small, so that small tables take many ranges, stream and wait. */
 struct sqb_join_tune {
 	size_t range_entries, budget, stream;
 };

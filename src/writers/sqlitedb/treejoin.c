@@ -291,17 +291,19 @@ static size_t lower_bound(const struct run *u, const uint8_t *key)
  * packed: each is written by the thread that placed it, then its pages are freed (its
  * separators stay for the interior levels). The range at the placement's head (every one
  * before it placed) knows its first page, so it writes its leaves as it packs them; the
- * others hold theirs until they are placed, up to tune.budget leaves in all, beyond which
- * a range waits until it is the head or the held leaves are written. So the join's leaves in
- * flight are bounded by the budget and tune.stream leaves per thread, whatever --jobs. */
-/* The held-leaf budget covers about one range ahead of the head, so that the next range
- * seldom waits (sizes: docs/perf-notes/cores-sqlite.md). */
+ * others hold theirs until they are placed, up to tune.budget leaves per thread beside the
+ * head's, beyond which a range waits until it is the head or the held leaves are written. So
+ * the join's leaves in flight are bounded by the budget and tune.stream leaves per thread. */
+/* The held-leaf budget covers about one range ahead of the head per thread, so that a thread
+ * seldom waits: a budget for the whole join (not per thread) let about one range be packed
+ * beside the head's however many threads there were (sizes: docs/perf-notes/cores-sqlite.md). */
 const struct sqb_join_tune sqb_join_default = {(size_t)1 << 16, 512, 32};
 struct ixjob {
 	struct sqb_tree *t;
 	struct range *r;
 	size_t nr, placed;
 	size_t held;   /* leaves held by ranges not yet written (their `counted`) */
+	size_t budget; /* the most held before a range not at the head waits */
 	uint32_t next; /* the next free page */
 	const uint32_t *roots;
 	pthread_mutex_t mu;
@@ -318,7 +320,7 @@ static int range_stream(struct ixjob *j, size_t i)
 	pthread_mutex_lock(&j->mu);
 	j->held += k->npages - g->counted;
 	g->counted = k->npages;
-	while (j->placed != i && j->held > j->t->tune.budget)
+	while (j->placed != i && j->held > j->budget)
 		pthread_cond_wait(&j->cv, &j->mu);
 	int head = j->placed == i;
 	if (head)
@@ -531,9 +533,13 @@ static int join_indexes(struct sqb_tree *t, const uint32_t *roots, struct sqb_ou
 	for (int x = 0; x < t->def.nidx && !st; x++)
 		st = index_ranges(t, x, &j.r, &j.nr, &cap);
 	if (!st && j.nr) {
+		unsigned threads = (unsigned)(t->jobs > 0 ? t->jobs : 64);
+		size_t ahead =
+		    (threads < j.nr ? threads : j.nr) - 1; /* threads beside the head's */
+		j.budget = t->tune.budget * (ahead ? ahead : 1);
 		pthread_mutex_init(&j.mu, NULL);
 		pthread_cond_init(&j.cv, NULL);
-		tp_par_run((unsigned)(t->jobs > 0 ? t->jobs : 64), j.nr, range_job, &j);
+		tp_par_run(threads, j.nr, range_job, &j);
 		pthread_cond_destroy(&j.cv);
 		pthread_mutex_destroy(&j.mu);
 		o->next = j.next;
