@@ -304,8 +304,11 @@ static int emit_head(struct pdrive *pd, int second, struct tp_diag *d)
 			pd->open--;
 		}
 	}
+	/* An emit makes at most one job (a second stage, or a walk in the slot it frees): one
+	 * worker woken, not all of them (a wake costs the driving thread, which is the ring's
+	 * serial path, and every woken worker takes the lock it needs to emit). */
 	if (pd->locking)
-		pthread_cond_broadcast(&pd->sync.cv_job);
+		pthread_cond_signal(&pd->sync.cv_job);
 	return st;
 }
 

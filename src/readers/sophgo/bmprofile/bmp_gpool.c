@@ -209,9 +209,14 @@ static void chunk_done(struct gpool *gp, struct tp_profile *p, unsigned started,
 	gp->drop_to = gp->slot[k % gp->nslot].end;
 	gp->ready[k % gp->nslot] = 0;
 	gp->applied = k + 1;
-	if (rc)
+	/* A slot freed is one chunk to scan: one worker woken (waking all costs the applying
+	 * thread, the parse's serial path); a failure stops them all. */
+	if (rc) {
 		gp->stop = 1;
-	pthread_cond_broadcast(&gp->ws.cv_job);
+		pthread_cond_broadcast(&gp->ws.cv_job);
+	} else {
+		pthread_cond_signal(&gp->ws.cv_job);
+	}
 	pthread_mutex_unlock(&gp->ws.mu);
 }
 
