@@ -312,11 +312,18 @@ static int emit_head(struct pdrive *pd, int second, struct tp_diag *d)
 	return st;
 }
 
+/* With a lean ring and this many workers or more, the driving thread only emits. A part it
+ * walks or encodes itself holds up every emit for that long, and a lean ring lets only three
+ * parts open beyond the threads: the workers then finish their parts and wait for the
+ * emits, so above about four workers such a part costs more worker time than it gives. */
+#define LEAN_EMIT_ONLY 5
+
 /* The driving thread: emits in part order what is ready, and otherwise works like a worker
- * (parts' walks and second stages, marked parallel). Returns the first error (with d set). */
+ * (parts' walks and second stages, marked parallel) unless LEAN_EMIT_ONLY says not to.
+ * Returns the first error (with d set). */
 static int drive_ring(struct pdrive *pd, struct tp_diag *d)
 {
-	int st = TP_OK;
+	int st = TP_OK, helps = !pd->pp->lean || pd->nworkers < LEAN_EMIT_ONLY;
 	lock(pd);
 	while (pd->head2 < pd->nparts && !st) {
 		size_t i;
@@ -326,7 +333,7 @@ static int drive_ring(struct pdrive *pd, struct tp_diag *d)
 		else if (pd->head < pd->nparts &&
 		         pd->slot[pd->head % pd->nslots].state == PS_WALKED && pd->head < pd->next)
 			st = emit_head(pd, 0, d);
-		else if (take_work(pd, &i, &second)) {
+		else if (helps && take_work(pd, &i, &second)) {
 			unlock(pd);
 			tp_tm_par_begin();
 			do_work(pd, &pd->thr[0], i, second);
