@@ -446,9 +446,8 @@ int tp_analyze_jobs(const struct tp_profile *p, struct tp_analysis *a, unsigned 
 	if (st == TP_OK)
 		st = layer_table(p, a, jobs);
 	tp_tm_end();
-	for (size_t i = 0; work && i < a->num_cores; i++) {
+	for (size_t i = 0; work && i < a->num_cores; i++)
 		tp_analysis_rank_map_free(&work[i].cmds);
-	}
 	tp_free(work);
 	if (st != TP_OK)
 		tp_analysis_free(a);

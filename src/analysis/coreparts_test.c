@@ -482,8 +482,10 @@ static void overlap_case(int shuffle)
 		}
 	}
 	assert_int_equal(tp_profile_finish(p), TP_OK);
-	if (shuffle) /* after the finish, which would sort the track */
-		p->tracks[g0].slices[70000].start_ns = p->tracks[g0].slices[100].start_ns;
+	if (shuffle) { /* after the finish, which would sort the track */
+		assert_true(p->tracks[g0].count > 60000);
+		p->tracks[g0].slices[60000].start_ns = p->tracks[g0].slices[100].start_ns;
+	}
 	for (int k = 0; k < 3; k++) {
 		const struct tp_track *t = &p->tracks[tr[k]];
 		for (size_t i = 0; i < t->count; i++)
@@ -502,6 +504,15 @@ static void overlap_case(int shuffle)
 			j++;
 	}
 	assert_true(ov > 0 && ov < tl && ov < dl);
+	/* The path the analysis takes: several windows, swept unless a track is out of order. */
+	struct tp_core_stats c = {.device = p->tracks[t0].device, .core = p->tracks[t0].core};
+	struct tp_overlap *o;
+	assert_int_equal(tp_overlap_plan(p, &c, &o), TP_OK);
+	assert_true(tp_overlap_windows(o) >= 3);
+	for (size_t w = 0; w < tp_overlap_windows(o); w++)
+		tp_overlap_scan(o, w);
+	assert_int_equal(tp_overlap_carry(o), !shuffle);
+	tp_overlap_free(o);
 	static const unsigned jobs[] = {1, 3};
 	for (size_t j = 0; j < 2; j++) {
 		struct tp_analysis a;

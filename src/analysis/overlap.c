@@ -159,6 +159,15 @@ static int ustream_next(struct ustream *u, struct ival *out)
 	return 1;
 }
 
+/* Core c's figures from its TIU union's length tl, its DMA union's dl and their overlap ov. */
+static void set_overlap(struct tp_core_stats *c, int64_t tl, int64_t dl, int64_t ov)
+{
+	c->eng[TP_TRACK_TIU].union_ns = tl;
+	c->overlap_ns = ov;
+	int64_t mn = tl < dl ? tl : dl;
+	c->concurrency = mn > 0 ? (double)ov / (double)mn : 0;
+}
+
 int tp_analysis_core_overlap(const struct tp_profile *p, struct tp_core_stats *c)
 {
 	int st = TP_OK;
@@ -195,10 +204,7 @@ int tp_analysis_core_overlap(const struct tp_profile *p, struct tp_core_stats *c
 		int64_t tl, dl;
 		tn = ival_union(tv, tn, &tl);
 		dn = ival_union(dv, dn, &dl);
-		c->eng[TP_TRACK_TIU].union_ns = tl;
-		c->overlap_ns = ival_overlap(tv, tn, dv, dn);
-		int64_t mn = tl < dl ? tl : dl;
-		c->concurrency = mn > 0 ? (double)c->overlap_ns / (double)mn : 0;
+		set_overlap(c, tl, dl, ival_overlap(tv, tn, dv, dn));
 	}
 	tp_free(tv);
 	tp_free(dv);
@@ -434,8 +440,5 @@ void tp_overlap_finish(const struct tp_overlap *o, struct tp_core_stats *c)
 		dl += o->sums[3 * w + 1];
 		ov += o->sums[3 * w + 2];
 	}
-	c->eng[TP_TRACK_TIU].union_ns = tl;
-	c->overlap_ns = ov;
-	int64_t mn = tl < dl ? tl : dl;
-	c->concurrency = mn > 0 ? (double)ov / (double)mn : 0;
+	set_overlap(c, tl, dl, ov);
 }

@@ -187,13 +187,13 @@ int sg_read_deps(struct tp_profile *p, int rc, unsigned jobs, struct tp_diag *d,
 int sg_read_done(struct tp_profile *p, int rc, unsigned jobs, struct tp_diag *d, const char *dir,
                  struct tp_profile **out);
 
-/* A memo of the labels slices get (bmp_names.c, cdm_eparts.c, cdm_match.c): a slice's new
- * label is a function of its old label id and of a few values the caller packs into `tup`
+/* A memo of the labels slices get (bmp_names.c, cdm_eparts.c, cdm_match.c): the label a slice
+ * gets is a function of the label id it has and of a few values the caller packs into `tup`
  * (a command's name key, kind, direction, dtype, ...), and a track has few distinct ones, so
  * most slices take the id an earlier one got instead of building a label and probing the
  * track's label hash. The ids are those the label setter gives, so the profile is the same.
- * 2^bits slots, one per hash. A slot stores the old id plus one, so that a zeroed slot is
- * empty. */
+ * 2^bits slots, one per hash. A slot stores the id it maps from plus one, so that a zeroed
+ * slot is empty. */
 struct sg_label_memo {
 	uint32_t from, to;
 	uint64_t tup;

@@ -295,8 +295,8 @@ static size_t lower_bound(const struct run *u, const uint8_t *key)
  * head's, beyond which a range waits until it is the head or the held leaves are written. So
  * the join's leaves in flight are bounded by the budget and tune.stream leaves per thread. */
 /* The held-leaf budget covers about one range ahead of the head per thread, so that a thread
- * seldom waits: a budget for the whole join (not per thread) let about one range be packed
- * beside the head's however many threads there were (sizes: docs/perf-notes/cores-sqlite.md). */
+ * seldom waits; one budget for the whole join would let about one range be packed beside the
+ * head's whatever the thread count (sizes: docs/perf-notes/cores-sqlite.md). */
 const struct sqb_join_tune sqb_join_default = {(size_t)1 << 16, 512, 32};
 struct ixjob {
 	struct sqb_tree *t;
@@ -534,9 +534,9 @@ static int join_indexes(struct sqb_tree *t, const uint32_t *roots, struct sqb_ou
 		st = index_ranges(t, x, &j.r, &j.nr, &cap);
 	if (!st && j.nr) {
 		unsigned threads = (unsigned)(t->jobs > 0 ? t->jobs : 64);
-		size_t ahead =
-		    (threads < j.nr ? threads : j.nr) - 1; /* threads beside the head's */
-		j.budget = t->tune.budget * (ahead ? ahead : 1);
+		size_t busy =
+		    threads < j.nr ? threads : j.nr; /* the head's thread and the others */
+		j.budget = t->tune.budget * (busy > 1 ? busy - 1 : 1);
 		pthread_mutex_init(&j.mu, NULL);
 		pthread_cond_init(&j.cv, NULL);
 		tp_par_run(threads, j.nr, range_job, &j);

@@ -264,8 +264,8 @@ void bmp_names_apply(struct bmp_rd *r, unsigned k, const struct core_range *cr,
 		for (size_t i = 0; i < n; i++) {
 			struct tp_track *tr = &r->p->tracks[t];
 			struct tp_slice *s = &tr->slices[first + i];
-			/* The name cache does not change during this pass: the new label depends
-			 * on the old one alone. */
+			/* The name cache does not change during this pass, so the label a slice
+			 * gets depends only on the label it has. */
 			struct sg_label_memo *m =
 			    memo ? sg_label_memo_at(memo, LABEL_MEMO_BITS, s->label, 0) : NULL;
 			if (m && sg_label_memo_hit(m, s->label, 0)) {

@@ -337,8 +337,8 @@ static int pmu_of(struct cdm_rd *r, const struct cdm_walk *w, const uint8_t *dat
 }
 
 /* Slice s gets label lb in part pt, through the memo when there is one. Only keyed labels go
- * through it: with type 0 and a key for the name, the old label and the name, kind, direction
- * and dtype decide the new one. */
+ * through it: with type 0 and a key for the name, the label the slice has and the name, kind,
+ * direction and dtype decide the one it gets. */
 static void set_label_memo(struct tp_part *pt, struct tp_slice *s, const struct tp_label *lb,
                            struct sg_label_memo *memo)
 {
