@@ -108,18 +108,26 @@ static void part_copy(void *arg, size_t k)
 	struct deps_part *q = &((struct deps_run *)arg)->part[k];
 	const struct tp_track *t = q->dt->t;
 	struct tp_id_end *o = q->dt->v + q->lo;
-	q->sorted = 1;
+	/* In locals, stored once: another thread checks a neighbouring part, whose report
+	 * shares these fields' cache lines. */
+	size_t ids = q->ids;
+	uint32_t first = q->first, last = q->last;
+	int sorted = 1;
 	for (size_t i = q->lo; i < q->hi; i++) {
 		uint32_t id = t->slices[i].cmd_id;
 		if (!id)
 			continue;
-		if (!q->ids)
-			q->first = id;
-		else if (id < q->last)
-			q->sorted = 0;
-		q->last = id;
-		o[q->ids++] = (struct tp_id_end){id, tp_slice_end(t, &t->slices[i])};
+		if (!ids)
+			first = id;
+		else if (id < last)
+			sorted = 0;
+		last = id;
+		o[ids++] = (struct tp_id_end){id, tp_slice_end(t, &t->slices[i])};
 	}
+	q->ids = ids;
+	q->first = first;
+	q->last = last;
+	q->sorted = sorted;
 }
 
 /* Room for track t's index: a place per slice. */
@@ -138,7 +146,10 @@ static void track_sort(void *arg, size_t k)
 static void part_check(void *arg, size_t k)
 {
 	struct deps_part *q = &((struct deps_run *)arg)->part[k];
-	check_range(q->dt->t, q->lo, q->hi, q->partner->v, q->partner->n, &q->r);
+	/* On a copy, for the reason part_copy gives. */
+	struct tp_deps_report r = q->r;
+	check_range(q->dt->t, q->lo, q->hi, q->partner->v, q->partner->n, &r);
+	q->r = r;
 }
 
 /* With every track one part: job k indexes track k's partner (the one part of the partner is

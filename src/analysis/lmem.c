@@ -121,7 +121,9 @@ struct lm_run {
 static void lm_keep(void *arg, size_t pi)
 {
 	struct lm_run *r = arg;
-	struct lm_part *q = &r->parts[pi];
+	/* On a copy: the parts sit side by side, and another thread updates the next one's
+	 * counts. */
+	struct lm_part part = r->parts[pi], *q = &part;
 	const struct tp_track *t = &r->p->tracks[q->track];
 	size_t nth = q->nth0;
 	q->giving = q->recs = q->n = 0;
@@ -152,6 +154,7 @@ static void lm_keep(void *arg, size_t pi)
 			    .slice = i,
 			};
 	}
+	r->parts[pi] = part;
 }
 
 /* One part's kept records (those before the cap) into place. */

@@ -291,16 +291,18 @@ static void span_par_one(void *v, size_t k)
 	struct chunk_span *sp = a->span + a->first[k];
 	for (size_t c0 = 0; c0 < t->count; c0 += LTAB_CHUNK, sp++) {
 		size_t c1 = t->count - c0 < LTAB_CHUNK ? t->count : c0 + LTAB_CHUNK;
-		*sp = (struct chunk_span){INT32_MAX, -1};
+		/* In a local: the next track's first span may share the line, on another thread. */
+		struct chunk_span x = {INT32_MAX, -1};
 		for (size_t i = c0; i < c1; i++) {
 			int32_t l = t->slices[i].layer;
 			if (l < 0)
 				continue;
-			if (l < sp->lo)
-				sp->lo = l;
-			if (l > sp->hi)
-				sp->hi = l;
+			if (l < x.lo)
+				x.lo = l;
+			if (l > x.hi)
+				x.hi = l;
 		}
+		*sp = x;
 	}
 }
 

@@ -330,11 +330,14 @@ void tp_overlap_scan(struct tp_overlap *o, size_t w)
 		size_t hi = w + 1 < o->nw ? first_at(t, o->at[w + 1]) : t->count;
 		o->lo[w * o->nt + j] = lo;
 		o->hi[w * o->nt + j] = hi;
-		int64_t *m = &o->maxe[2 * w + (j >= o->ntiu)];
+		/* In a local: the next window's figures share this cache line, and another thread
+		 * scans that window. */
+		int64_t m = o->maxe[2 * w + (j >= o->ntiu)];
 		for (size_t i = lo; i < hi; i++)
 			if (tp_slice_kind(t, &t->slices[i]) == TP_CMD_NORMAL &&
-			    tp_slice_end(t, &t->slices[i]) > *m)
-				*m = tp_slice_end(t, &t->slices[i]);
+			    tp_slice_end(t, &t->slices[i]) > m)
+				m = tp_slice_end(t, &t->slices[i]);
+		o->maxe[2 * w + (j >= o->ntiu)] = m;
 	}
 }
 
@@ -395,9 +398,21 @@ static int wstream_next(struct wstream *s, struct ival *out)
 	return 1;
 }
 
+/* Tracks of a core whose sweep positions fit on the stack; more sweep in place. */
+#define OV_LOCAL_TRACKS 16
+
 void tp_overlap_sweep(struct tp_overlap *o, size_t w)
 {
+	/* The positions advance once per slice: on the stack, not in o->lo, whose next window's
+	 * share of a cache line another thread sweeps. */
+	size_t local[2 * OV_LOCAL_TRACKS];
 	size_t *pos = &o->lo[w * o->nt], *end = &o->hi[w * o->nt];
+	if (o->nt <= OV_LOCAL_TRACKS) {
+		memcpy(local, pos, o->nt * sizeof *pos);
+		memcpy(local + o->nt, end, o->nt * sizeof *end);
+		pos = local;
+		end = local + o->nt;
+	}
 	int64_t b0 = o->at[w], e0 = o->at[w + 1];
 	struct wstream ts = {
 	    .u = {o->t, pos, end, o->ntiu}, .cb = b0, .ce = o->carry[2 * w], .end = e0};

@@ -137,17 +137,21 @@ static int finish_scan(const struct tp_track *t, uint32_t *map, int64_t *lo, int
 {
 	const struct tp_slice *s = t->slices;
 	int in_order = 1;
+	/* In locals: *lo and *hi sit in a job array whose neighbours other threads update. */
+	int64_t l = *lo, h = *hi;
 	for (size_t k = 0; k < t->count; k++) {
 		int64_t e = tp_slice_end(t, &s[k]);
-		if (s[k].start_ns < *lo)
-			*lo = s[k].start_ns;
-		if (e > *hi)
-			*hi = e;
+		if (s[k].start_ns < l)
+			l = s[k].start_ns;
+		if (e > h)
+			h = e;
 		if (map)
 			map[s[k].label] = 1;
 		if (k && in_order && slice_cmp(t, &s[k - 1], &s[k]) > 0)
 			in_order = 0;
 	}
+	*lo = l;
+	*hi = h;
 	return in_order;
 }
 

@@ -117,15 +117,18 @@ static void part_one(void *v, size_t j)
 		hi = (uint32_t)a->p->num_layers;
 	uint8_t late[LT_PART / 8];
 	memset(late, 0, sizeof late);
+	/* On a copy: the parts sit side by side, and another thread defers into the next one. */
+	struct lt_part q = a->part[j];
 	for (size_t k = 0; k < a->ntr; k++) {
 		const struct tp_track *t = &a->p->tracks[a->tr[k]];
 		for (size_t c = 0; c < nchunks(t); c++) {
 			const struct lt_span *sp = &a->span[k][c];
 			if (sp->lo > sp->hi || (uint32_t)sp->hi < lo || (uint32_t)sp->lo >= hi)
 				continue;
-			part_chunk(a, &a->part[j], late, k, c, lo, hi);
+			part_chunk(a, &q, late, k, c, lo, hi);
 		}
 	}
+	a->part[j] = q;
 }
 
 static void run_free(struct lt_run *a, size_t nparts)
