@@ -34,6 +34,11 @@ void bmp_fill_part(struct bmp_rd *r, struct bmp_core_cmds *cc, struct tp_part *p
 	struct tp_track *tr = &r->p->tracks[pt->track];
 	struct bmp_cmdcur cur = {0};
 	const struct bmp_cmdbuf *cb = &cc->cb[e];
+	/* A direct part looks up through a copy of the buffer, stored back at the end: each
+	 * lookup moves its cursor, and the other engine's buffer, which another thread uses,
+	 * shares cache lines with it. */
+	struct bmp_cmdbuf own = pt->direct ? cc->cb[e] : (struct bmp_cmdbuf){0};
+	int have = cc->have[e];
 	size_t drop_from = SIZE_MAX; /* a part's mapped commands read so far, from here */
 	for (size_t i = 0; i < pt->n; i++) {
 		struct bmp_cmd c;
@@ -48,8 +53,8 @@ void bmp_fill_part(struct bmp_rd *r, struct bmp_core_cmds *cc, struct tp_part *p
 				drop_from = cur.off;
 			}
 		}
-		if (!cc->have[e] || !(pt->direct ? bmp_cmdbuf_get(&cc->cb[e], s->cmd_id, &c)
-		                                 : bmp_cmdbuf_at(cb, &cur, s->cmd_id, &c))) {
+		if (!have || !(pt->direct ? bmp_cmdbuf_get(&own, s->cmd_id, &c)
+		                          : bmp_cmdbuf_at(cb, &cur, s->cmd_id, &c))) {
 			tp_part_set_name(pt, s, NAME_NONE);
 			continue;
 		}
@@ -78,6 +83,8 @@ void bmp_fill_part(struct bmp_rd *r, struct bmp_core_cmds *cc, struct tp_part *p
 	}
 	if (drop_from != SIZE_MAX && cur.off > drop_from)
 		tp_map_drop(cb->data, drop_from, cur.off);
+	if (pt->direct)
+		cc->cb[e] = own;
 	tp_free(memo);
 }
 

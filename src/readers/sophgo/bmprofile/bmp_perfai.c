@@ -49,17 +49,19 @@ static void finish_slices(struct bmp_rd *r, struct tp_part *pt, int e, int64_t s
 	double mhz = e == BMP_ENG_TIU ? r->tiu_mhz : r->gdma_mhz;
 	struct tp_track *tr = &r->p->tracks[pt->track];
 	struct tp_slice *s = tr->slices + pt->first;
+	uint64_t n = 0; /* added once: *clamped sits beside other parts' counts */
 	for (size_t i = 0; i < pt->n; i++, s++) {
 		int64_t cs = bmp_ns_to_cycles(s->start_ns - sub, mhz);
 		int64_t ce = bmp_ns_to_cycles(tp_slice_end(tr, s) - sub, mhz);
 		if (cs < 0) {
 			cs = 0;
-			(*clamped)++;
+			n++;
 		}
 		if (ce < cs)
 			ce = cs;
 		bmp_set_cycles(pt, s, cs, ce, mhz, offset_ns);
 	}
+	*clamped += n;
 }
 
 /* §9.2 step 5 for core k: the anchor is the first system.wait_msg of the TIU command list and

@@ -577,10 +577,9 @@ static struct cdm_cmd dyn_record(const struct wpar *a, const uint8_t *p, size_t 
 	return cmd;
 }
 
-static void wpar_one(void *arg, size_t k)
+/* Part x of step a->step (wpar_one's work). */
+static void wpar_part(const struct wpar *a, struct wpart *x)
 {
-	const struct wpar *a = arg;
-	struct wpart *x = &a->part[k];
 	if (a->step == WP_PMU_END) {
 		const struct cdm_span *sp = &a->w->pmu[x->blk];
 		size_t rs = cdm_pmu_rec_size(sp->engine);
@@ -623,6 +622,16 @@ static void wpar_one(void *arg, size_t k)
 		a->w->dyn[e].v[x->n[e]++] = cmd;
 		x->used += (size_t)used;
 	}
+}
+
+static void wpar_one(void *arg, size_t k)
+{
+	const struct wpar *a = arg;
+	/* On a copy, stored back once: the parts sit side by side, and other threads count
+	 * into their neighbours per record. */
+	struct wpart part = a->part[k], *x = &part;
+	wpar_part(a, x);
+	a->part[k] = part;
 }
 
 /* The parts on `threads` threads; on this thread alone with one (not a parallel section of

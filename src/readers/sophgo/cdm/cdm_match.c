@@ -437,6 +437,7 @@ int cdm_match(struct cdm_rd *r, int t, const struct cdm_cmds *cmds, uint64_t *un
 		rc = align_sections(ps, np, cs, nc, pair);
 	if (rc != TP_OK)
 		goto out;
+	uint64_t um = 0, um_bytes = 0;
 	for (size_t i = 0; i < np; i++) {
 		const struct section *p = &ps[i];
 		uint32_t id0 = tr->slices[p->first].cmd_id;
@@ -451,11 +452,14 @@ int cdm_match(struct cdm_rd *r, int t, const struct cdm_cmds *cmds, uint64_t *un
 			}
 			cdm_apply_cmd(r, &pt, k, c, data, w, NULL);
 			if (!c) {
-				(*unmatched)++;
-				*unmatched_bytes += tp_slice_bytes(&r->p->tracks[t], s);
+				um++;
+				um_bytes += tp_slice_bytes(&r->p->tracks[t], s);
 			}
 		}
 	}
+	/* Added once: the counters sit beside the other engines', which other threads count. */
+	*unmatched += um;
+	*unmatched_bytes += um_bytes;
 out:
 	tp_free(ps);
 	tp_free(cs);
