@@ -97,6 +97,11 @@ void tp_free_list(void *const *blocks, size_t n);
 	tp_free_list((void *const[]){__VA_ARGS__},                                                 \
 	             sizeof((void *const[]){__VA_ARGS__}) / sizeof(void *))
 
+/* The last member of a struct whose array elements threads update at once, each its own:
+ * one element's last fields and the next one's first then never share a cache line. (The
+ * arrays come from tp_malloc, 16-byte aligned, so aligning the struct would not do.) */
+#define TP_LINE_PAD char line_pad_[64]
+
 /* Calls fn(arg, k) once for each k in [0, n), on up to `threads` threads (the caller is one of
  * them; at most 64; fewer when threads cannot start). Returns when every call has returned.
  * Calls run concurrently in any order: fn must only touch what index k owns. */

@@ -53,6 +53,7 @@ struct batch {
 	int first;       /* the batch holds the trace's first event (no leading comma) */
 	struct tp_buf b; /* the formatted text */
 	int state;
+	TP_LINE_PAD; /* a worker formats into b while the next slot is filled */
 };
 
 struct cw {
@@ -174,7 +175,8 @@ struct cpart {
 	struct tp_buf b;
 	uint64_t off; /* the text's place in the file, bytes [skip, len) of b */
 	size_t skip;
-	int err; /* errno of a failed write */
+	int err;     /* errno of a failed write */
+	TP_LINE_PAD; /* b grows per slice while the next part's thread fills its rec */
 };
 
 static size_t scache_slot(const char *s)

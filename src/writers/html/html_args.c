@@ -49,7 +49,9 @@ static void mark_used(void *arg, size_t k)
 	const struct html_lrange *r = &m->r[k];
 	for (size_t j = r->a; r->l->s && j < r->b; j++) {
 		uint32_t id = r->l->s[j].args;
-		if (id && id < m->p->num_argsets)
+		/* Read first: a store takes the line from the thread marking nearby sets. */
+		if (id && id < m->p->num_argsets &&
+		    !__atomic_load_n(&m->argmap[id], __ATOMIC_RELAXED))
 			__atomic_store_n(&m->argmap[id], 1, __ATOMIC_RELAXED);
 	}
 }

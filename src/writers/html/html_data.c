@@ -401,8 +401,12 @@ static void tensors_part(void *arg, size_t k)
 	struct mem_run *w = arg;
 	size_t n = w->c->p->num_layers, a = (k % w->np) * HTML_ROWS_PART;
 	size_t b = n - a > HTML_ROWS_PART ? a + HTML_ROWS_PART : n;
-	for (size_t li = a; li < b && !w->parts[k].oom; li++)
-		add_layer_tensors(w->c, li, (int)(k / w->np), &w->parts[k]);
+	/* On a copy, stored once: the parts sit side by side, and the next one grows on another
+	 * thread. */
+	struct memrecs q = w->parts[k];
+	for (size_t li = a; li < b && !q.oom; li++)
+		add_layer_tensors(w->c, li, (int)(k / w->np), &q);
+	w->parts[k] = q;
 }
 
 /* Copy k: a range's compiler records into its table (pass 0 ranges, the commands' record

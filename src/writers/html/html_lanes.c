@@ -717,7 +717,11 @@ struct layer_lanes_run {
 static void layer_lane_one(void *arg, size_t k)
 {
 	struct layer_lanes_run *r = arg;
-	r->rc[k] = layer_lane(r->p, r->want[k].device, r->want[k].core, &r->want[k]);
+	/* On a copy, stored once: the lanes sit side by side, and the next one fills on another
+	 * thread. */
+	struct lane l = r->want[k];
+	r->rc[k] = layer_lane(r->p, l.device, l.core, &l);
+	r->want[k] = l;
 }
 
 /* Appends to l[0..*n) (capacity cap) a Layer lane built from the layer table for each core

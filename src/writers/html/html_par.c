@@ -193,13 +193,16 @@ static void find_one(void *arg, size_t k)
 		set_err(r, TP_ENOMEM);
 		return;
 	}
-	struct strrec *rec = &r->recs[k];
+	/* Recorded on the stack and stored once: the records sit side by side, and the finds
+	 * beside this one record into theirs on other threads. */
+	struct strrec local = r->recs[k], *rec = &local;
 	rec->seen = s->seen;
 	struct ctx pc = part_ctx(r, s, rec);
 	r->ps->v[k].fn(&pc, &r->ps->v[k]);
 	for (size_t i = 0; i < rec->n; i++)
 		s->seen[rec->ids[i] / 64] &= ~((uint64_t)1 << (rec->ids[i] % 64));
 	rec->seen = NULL;
+	r->recs[k] = local;
 	if (pc.vals) {
 		pthread_mutex_lock(&r->mu);
 		vals_put(r, &pc);

@@ -39,6 +39,7 @@ struct pthr {
 	pthread_t th;
 	struct walker wk;
 	struct tp_sink_slice *ss;
+	TP_LINE_PAD; /* the next thread's walker moves per slice */
 };
 
 /* A slot's part: FREE -> WALK (walked on a thread) -> WALKED (to emit) -> then, with a second

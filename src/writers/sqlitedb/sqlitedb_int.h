@@ -231,6 +231,7 @@ struct part {
 	size_t nblocks, cap_blocks, cells, bound, mem;
 	struct meta *m;
 	struct sqb_pack pk;
+	TP_LINE_PAD; /* pk's last rowid moves per row while the next slot's blocks are read */
 };
 
 /* The join's sizes: the entries of an index range, the leaves held by ranges ahead of their

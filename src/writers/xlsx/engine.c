@@ -771,11 +771,14 @@ struct lsearch {
 static void longest_span(void *arg, size_t k)
 {
 	struct lsearch *ls = arg;
-	struct lspan *sp = &ls->v[k];
+	/* On a copy, stored once: the spans sit side by side, and the next one's list changes
+	 * on another thread. */
+	struct lspan span = ls->v[k], *sp = &span;
 	const struct tp_track *t = &ls->p->tracks[ls->pl->v[sp->part].track];
 	sp->n = 0;
 	for (size_t i = sp->lo; i < sp->hi; i++)
 		keep_if_longer(t, XL_LONGEST, i, sp->top, &sp->n);
+	ls->v[k] = span;
 }
 
 /* The XL_LONGEST longest commands of every listed track into top[i * XL_LONGEST ..] and
