@@ -669,47 +669,35 @@ static int recs_ok(const struct bmp_gctx *c, const struct gchunk *ch)
 	return tp_layer_fits(&l);
 }
 
-/* The events of a batch chunk whose fill writes the records (recs_ok): the layers but the
- * last are added at once (tp_profile_add_layers) when the last one comes, which stays
- * pending as add_layer leaves it; the others only move the current layer. */
+/* A batch chunk whose fill writes the records (recs_ok): the layers but the last are added at
+ * once (tp_profile_add_layers), the last stays pending as add_layer leaves it. Only the last
+ * layer line and the "end parallel." lines after it leave state behind: put_layer sets the
+ * current and the pending layer whatever the lines before it did to them, and a second "end
+ * parallel." changes nothing the first did not. So the events before it, which another
+ * thread wrote, are not read here. */
 static int apply_recs(struct bmp_gctx *c, struct gchunk *ch, const uint32_t *tid, const uint8_t *dm,
                       uint32_t name0)
 {
 	struct gfast *f = &ch->fast;
-	int64_t base = 0;
-	size_t nl = 0;
-	for (size_t j = 0; j < f->nev; j++) {
-		const struct gev *ev = &ch->ev[f->lev[j]];
-		if (ev->kind != EV_LAYER) {
-			bmp_end_parallel(c);
-			continue;
-		}
-		int rc = TP_OK;
-		if (nl == 0) {
-			rc = bmp_gflush_layer(c);
-			base = (int64_t)c->p->num_layers;
-		}
-		if (nl + 1 < f->nl) {
-			c->cur_layer = (int32_t)(base + (int64_t)nl);
-			c->pend.is_local = ev->eng; /* read by bmp_end_parallel */
-		} else if (!rc) {
-			if (tp_profile_add_layers(c->p, nl, &f->span) != TP_OK)
-				return bmp_gctx_oom(c);
-			f->recs = 1;
-			f->name0 = name0;
-			f->subnet = c->cur_subnet;
-			memcpy(f->tid, tid, sizeof f->tid);
-			memcpy(f->dm, dm, sizeof f->dm);
-			uint8_t t = f->ltype[nl];
-			rc = put_layer(c, (int64_t)ev->a, tid[t],
-			               ev->n2 ? name0 + (uint32_t)f->nname - 1 : 0, ev->eng, dm[t]);
-			c->pend.core = f->lcore[nl];
-		}
-		if (rc)
-			return rc;
-		nl++;
-	}
-	return TP_OK;
+	size_t nl = f->nl - 1;
+	int rc = bmp_gflush_layer(c);
+	if (rc)
+		return rc;
+	if (tp_profile_add_layers(c->p, nl, &f->span) != TP_OK)
+		return bmp_gctx_oom(c);
+	f->recs = 1;
+	f->name0 = name0;
+	f->subnet = c->cur_subnet;
+	memcpy(f->tid, tid, sizeof f->tid);
+	memcpy(f->dm, dm, sizeof f->dm);
+	const struct gev *ev = &ch->ev[f->lev[f->llast]];
+	uint8_t t = f->ltype[nl];
+	rc = put_layer(c, (int64_t)ev->a, tid[t], ev->n2 ? name0 + (uint32_t)f->nname - 1 : 0,
+	               ev->eng, dm[t]);
+	c->pend.core = f->lcore[nl];
+	if (!rc && f->llast + 1 < f->nev)
+		bmp_end_parallel(c);
+	return rc;
 }
 
 /* The type and the whole name of layer line ev, which add_layer reads (and copies the name). */

@@ -125,6 +125,7 @@ static int walk(const char *text, const struct bmp_global *g, const struct gchun
 				return 0;
 			add_name(f, text, ev);
 			f->lcore[f->nl] = -1;
+			f->llast = f->nev;
 			cur = (int32_t)f->nl++;
 			last_local = ev->eng;
 			break;

@@ -453,6 +453,7 @@ struct gfast {
 	uint32_t *lev;      /* the events other than node lines, in order */
 	int32_t *lcore;     /* each layer line's core (its first node's), -1 none */
 	size_t nev, nl, cap_lev, cap_lcore; /* lev entries, layer lines */
+	size_t llast;                       /* the last layer line's place in lev */
 	struct gstream *st;
 	size_t nst, cap_st;
 	int8_t map[BMP_MAX_CORES][2]; /* (core, engine) -> index in st, -1 none */

@@ -247,24 +247,27 @@ static void test_same_for_every_thread_count(void **state)
  * with every `every`-th line `filler`: nodes ahead of the first layer, runs of layers no node
  * of a stream follows (deltas past 255: escapes), nodes after "end parallel." (no layer, and
  * the layer kept on the legacy arches). */
-static void gen_fast(struct text *t, size_t mb, unsigned seed, unsigned every, const char *filler)
+struct fast_gen {
+	unsigned x, no, every;
+	int layer;
+	const char *filler;
+};
+
+/* gen_fast's lines until the text has `until` bytes. */
+static void fast_lines(struct text *t, struct fast_gen *f, size_t until)
 {
-	unsigned x = seed, no = 0;
-	int layer = 0;
-	put(t, "[bmprofile] arch=4\n[bmprofile] core_list=0,1,2,3,\n");
-	put(t, "[bmprofile] gdma cmd_id bd_id=0 gdma_id=1 bd_func=1 core=1\n");
-	while (t->n < mb << 20) {
-		if (++no % every == 0) {
-			put(t, "%s\n", filler);
+	while (t->n < until) {
+		if (++f->no % f->every == 0) {
+			put(t, "%s\n", f->filler);
 			continue;
 		}
-		x = x * 1103515245u + 12345u;
-		unsigned r = (x >> 8) % 100;
+		f->x = f->x * 1103515245u + 12345u;
+		unsigned x = f->x, r = (x >> 8) % 100;
 		if (r < 25) {
 			static const char *const types[] = {"T0", "Load", "T2", "Store", "T4"};
 			put(t, "[bmprofile] %s_layer: layer_id=%d layer_type=%s layer_name=N%d\n",
-			    r & 1 ? "local" : "global", layer, types[x % 5], layer);
-			layer++;
+			    r & 1 ? "local" : "global", f->layer, types[x % 5], f->layer);
+			f->layer++;
 		} else if (r < 35) {
 			put(t,
 			    "[bmprofile] tensor_id=%u is_in=1 shape=[1x2] dtype=1 is_const=0 "
@@ -285,6 +288,14 @@ static void gen_fast(struct text *t, size_t mb, unsigned seed, unsigned every, c
 			put(t, "[bmprofile] end parallel.\n");
 		}
 	}
+}
+
+static void gen_fast(struct text *t, size_t mb, unsigned seed, unsigned every, const char *filler)
+{
+	struct fast_gen f = {.x = seed, .every = every, .filler = filler};
+	put(t, "[bmprofile] arch=4\n[bmprofile] core_list=0,1,2,3,\n");
+	put(t, "[bmprofile] gdma cmd_id bd_id=0 gdma_id=1 bd_func=1 core=1\n");
+	fast_lines(t, &f, mb << 20);
 }
 
 /* The scan sorts a chunk of fast-form lines into node streams (struct gfast) and the apply
@@ -328,6 +339,66 @@ static void test_node_streams(void **state)
 	}
 	free(fast.s);
 	free(slow.s);
+}
+
+/* A chunk of layers without tensors takes the records path (apply_recs), which reads only
+ * its last layer line and whether an "end parallel." follows it. Chunk 1 here ends in a local
+ * layer and an "end parallel.", and chunk 2 starts with nodes: they must get no layer, as the
+ * line-by-line parse gives them, on both arches' rules. */
+static void test_recs_chunk_end(void **state)
+{
+	(void)state;
+	const char *endpar = "[bmprofile] end parallel.\n";
+	const char *filler[2] = {"[bmprofile] start parallel.", "[bmprofile] x_note=12345678"};
+	struct text txt[2] = {{0}, {0}};
+	for (int k = 0; k < 2; k++) {
+		struct text *t = &txt[k];
+		struct fast_gen f = {.x = 5, .every = 997, .filler = filler[k]};
+		put(t, "[bmprofile] arch=4\n[bmprofile] core_list=0,1,2,3,\n");
+		fast_lines(t, &f, 2 * GCHUNK - 300);
+		/* The "end parallel." line's end is the byte at 2 * GCHUNK - 1: chunk 2 starts
+		 * after it. */
+		char head[128], pad[512];
+		int hn = snprintf(head, sizeof head,
+		                  "[bmprofile] local_layer: layer_id=%d layer_type=T0 layer_name=N",
+		                  f.layer++);
+		size_t np = 2 * GCHUNK - t->n - (size_t)hn - 1 - strlen(endpar);
+		assert_true(hn > 0 && np > 0 && np < 300);
+		memset(pad, 'x', np);
+		pad[np] = 0;
+		put(t, "%s%s\n", head, pad);
+		put(t, "%s", endpar);
+		assert_int_equal(t->n, 2 * GCHUNK);
+		for (unsigned c = 0; c < 3; c++)
+			put(t, "[bmprofile] gdma cmd_id bd_id=0 gdma_id=%u bd_func=1 core=%u\n",
+			    c + 1, c);
+		fast_lines(t, &f, 2 * GCHUNK + ((size_t)1 << 20));
+	}
+	/* The premise: chunk 1 takes the fast path with its names batched, has no tensor (no
+	 * tensors kept) and ends in the "end parallel." right after its last layer. */
+	struct bmp_global g = {.keep_ids = 1, .no_tensors = 1};
+	struct gchunk ch = {0};
+	bmp_gchunk_scan(txt[0].s, txt[0].n, &g, &ch, 1);
+	assert_int_equal(ch.fast.on, 1);
+	assert_int_equal(ch.fast.names, 1);
+	assert_int_equal(ch.ntens, 0);
+	assert_true(ch.fast.nl >= 2);
+	assert_int_equal(ch.fast.llast + 2, ch.fast.nev);
+	bmp_gfast_free(&ch.fast);
+	tp_free(ch.ev);
+	tp_free(ch.tens);
+	for (int keep = 0; keep < 2; keep++)
+		for (int jobs = tsan() ? 3 : 1; jobs <= 3; jobs += 2) {
+			struct result a, b;
+			parse_ids(&txt[0], jobs, 1, keep, &a);
+			parse_ids(&txt[1], 1, 1, keep, &b);
+			assert_int_equal(a.rc, TP_OK);
+			same(&a, &b);
+			done(&a);
+			done(&b);
+		}
+	free(txt[0].s);
+	free(txt[1].s);
 }
 
 /* Replaces the line holding byte `at` by `repl` padded with blanks to the same length (so
