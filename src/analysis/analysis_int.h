@@ -155,8 +155,9 @@ void tp_analysis_hot_join(struct tp_hot_lists *dst, const struct tp_hot_lists *s
  * TP_ENOMEM. */
 int tp_analysis_core_overlap(const struct tp_profile *p, struct tp_core_stats *c);
 /* The same in windows of time, on threads: tp_overlap_plan, tp_overlap_scan of every window
- * (any thread), tp_overlap_carry (0: a track is out of start order, tp_analysis_core_overlap
- * must do it), tp_overlap_sweep of every window (any thread), tp_overlap_finish,
+ * (any thread), tp_overlap_carry (0: a track is out of start order or the core has too many
+ * tracks, tp_analysis_core_overlap must do it), tp_overlap_sweep of every window (any
+ * thread), tp_overlap_finish,
  * tp_overlap_free. The figures are tp_analysis_core_overlap's. */
 struct tp_overlap;
 int tp_overlap_plan(const struct tp_profile *p, const struct tp_core_stats *c,

@@ -455,11 +455,11 @@ static int64_t span_union(struct span *v, size_t *n)
 
 /* Busy spans of TIU and of the DMA tracks of one core, several windows of slices each: long
  * commands reaching over many windows, sys records, DMA on two tracks; with `shuffle`, a
- * track out of start order (the whole-core path). The oracle: both unions sorted whole and
- * their intersection. */
-static void overlap_case(int shuffle)
+ * track out of start order, and with `many`, 16 more DMA tracks than the windows take (the
+ * whole-core path both). The oracle: both unions sorted whole and their intersection. */
+static void overlap_case(int shuffle, int many)
 {
-	enum { NS = 90000 };
+	enum { NS = 90000, MANY = 16, NM = 500 };
 	int t0, g0;
 	struct tp_profile *p = tp_test_tiu_gdma("dev", 1, 1000, &t0, &g0);
 	int s0 = tp_profile_add_track(p, 0, 0, TP_TRACK_SDMA, NULL, 1000);
@@ -467,7 +467,7 @@ static void overlap_case(int shuffle)
 	struct span *sp[2];
 	size_t n[2] = {0, 0};
 	sp[0] = calloc(3 * NS, sizeof *sp[0]);
-	sp[1] = calloc(3 * NS, sizeof *sp[1]);
+	sp[1] = calloc(3 * NS + MANY * NM, sizeof *sp[1]);
 	assert_non_null(sp[0]);
 	assert_non_null(sp[1]);
 	uint64_t rng = 11;
@@ -481,17 +481,24 @@ static void overlap_case(int shuffle)
 			at += (r >> 50) % 90 + 1;
 		}
 	}
+	for (int m = 0; many && m < MANY; m++) {
+		int x = tp_profile_add_track(p, 0, 0, TP_TRACK_SDMA, NULL, 1000);
+		for (int i = 0; i < NM; i++)
+			add(p, x, (uint64_t)(m * 9000 + i * 800), 300, TP_CMD_NORMAL, TP_DIR_NONE,
+			    0, names[2]);
+	}
 	assert_int_equal(tp_profile_finish(p), TP_OK);
 	if (shuffle) { /* after the finish, which would sort the track */
 		assert_true(p->tracks[g0].count > 60000);
 		p->tracks[g0].slices[60000].start_ns = p->tracks[g0].slices[100].start_ns;
 	}
-	for (int k = 0; k < 3; k++) {
-		const struct tp_track *t = &p->tracks[tr[k]];
+	for (size_t k = 0; k < p->num_tracks; k++) {
+		const struct tp_track *t = &p->tracks[k];
+		int dma = t->kind != TP_TRACK_TIU;
 		for (size_t i = 0; i < t->count; i++)
 			if (tp_slice_kind(t, &t->slices[i]) == TP_CMD_NORMAL)
-				sp[k > 0][n[k > 0]++] = (struct span){
-				    t->slices[i].start_ns, tp_slice_end(t, &t->slices[i])};
+				sp[dma][n[dma]++] = (struct span){t->slices[i].start_ns,
+				                                  tp_slice_end(t, &t->slices[i])};
 	}
 	int64_t tl = span_union(sp[0], &n[0]), dl = span_union(sp[1], &n[1]), ov = 0;
 	for (size_t i = 0, j = 0; i < n[0] && j < n[1];) {
@@ -504,14 +511,15 @@ static void overlap_case(int shuffle)
 			j++;
 	}
 	assert_true(ov > 0 && ov < tl && ov < dl);
-	/* The path the analysis takes: several windows, swept unless a track is out of order. */
+	/* The path the analysis takes: several windows, swept unless a track is out of order or
+	 * there are too many tracks. */
 	struct tp_core_stats c = {.device = p->tracks[t0].device, .core = p->tracks[t0].core};
 	struct tp_overlap *o;
 	assert_int_equal(tp_overlap_plan(p, &c, &o), TP_OK);
 	assert_true(tp_overlap_windows(o) >= 3);
 	for (size_t w = 0; w < tp_overlap_windows(o); w++)
 		tp_overlap_scan(o, w);
-	assert_int_equal(tp_overlap_carry(o), !shuffle);
+	assert_int_equal(tp_overlap_carry(o), !shuffle && !many);
 	tp_overlap_free(o);
 	static const unsigned jobs[] = {1, 3};
 	for (size_t j = 0; j < 2; j++) {
@@ -530,8 +538,9 @@ static void overlap_case(int shuffle)
 static void test_overlap_windows(void **state)
 {
 	(void)state;
-	overlap_case(0);
-	overlap_case(1);
+	overlap_case(0, 0);
+	overlap_case(1, 0);
+	overlap_case(0, 1);
 }
 
 #include "tp_test_main.h"

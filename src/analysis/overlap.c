@@ -217,6 +217,10 @@ int tp_analysis_core_overlap(const struct tp_profile *p, struct tp_core_stats *c
  * millions of slices. */
 #define OV_MAX_WINDOWS 256
 
+/* Tracks of a core at most for the windows (a sweep keeps their positions on its stack); a
+ * core with more, which no reader makes, takes tp_analysis_core_overlap. */
+#define OV_SWEEP_TRACKS 16
+
 /* Core c's overlap in windows of time [at[w], at[w + 1]): each stream's union restricted to a
  * window is the union of its slices that start there, clipped at the window's end, and of
  * [at[w], latest end of the slices that start before it) (every earlier slice that reaches
@@ -305,6 +309,8 @@ int tp_overlap_plan(const struct tp_profile *p, const struct tp_core_stats *c,
 		tp_overlap_free(o);
 		return TP_ENOMEM;
 	}
+	if (o->nt > OV_SWEEP_TRACKS)
+		o->bad[0] = 1; /* tp_overlap_carry then sends the core to the whole-core path */
 	*out = o;
 	return TP_OK;
 }
@@ -398,21 +404,13 @@ static int wstream_next(struct wstream *s, struct ival *out)
 	return 1;
 }
 
-/* Tracks of a core whose sweep positions fit on the stack; more sweep in place. */
-#define OV_LOCAL_TRACKS 16
-
 void tp_overlap_sweep(struct tp_overlap *o, size_t w)
 {
 	/* The positions advance once per slice: on the stack, not in o->lo, whose next window's
 	 * share of a cache line another thread sweeps. */
-	size_t local[2 * OV_LOCAL_TRACKS];
-	size_t *pos = &o->lo[w * o->nt], *end = &o->hi[w * o->nt];
-	if (o->nt <= OV_LOCAL_TRACKS) {
-		memcpy(local, pos, o->nt * sizeof *pos);
-		memcpy(local + o->nt, end, o->nt * sizeof *end);
-		pos = local;
-		end = local + o->nt;
-	}
+	size_t pos[OV_SWEEP_TRACKS], end[OV_SWEEP_TRACKS];
+	memcpy(pos, &o->lo[w * o->nt], o->nt * sizeof *pos);
+	memcpy(end, &o->hi[w * o->nt], o->nt * sizeof *end);
 	int64_t b0 = o->at[w], e0 = o->at[w + 1];
 	struct wstream ts = {
 	    .u = {o->t, pos, end, o->ntiu}, .cb = b0, .ce = o->carry[2 * w], .end = e0};

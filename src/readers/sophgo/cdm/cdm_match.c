@@ -428,6 +428,7 @@ int cdm_match(struct cdm_rd *r, int t, const struct cdm_cmds *cmds, uint64_t *un
 	struct section *ps = NULL, *cs = NULL;
 	size_t np = 0, nc = 0;
 	long *pair = NULL;
+	uint64_t um = 0, um_bytes = 0; /* unmatched slices and bytes, added once at the end */
 	int rc = sections_of(&tr->slices[0].cmd_id, n, sizeof *tr->slices, &ps, &np);
 	if (rc == TP_OK && cmds->n)
 		rc = sections_of(&cmds->v[0].id, cmds->n, sizeof *cmds->v, &cs, &nc);
@@ -437,7 +438,6 @@ int cdm_match(struct cdm_rd *r, int t, const struct cdm_cmds *cmds, uint64_t *un
 		rc = align_sections(ps, np, cs, nc, pair);
 	if (rc != TP_OK)
 		goto out;
-	uint64_t um = 0, um_bytes = 0;
 	for (size_t i = 0; i < np; i++) {
 		const struct section *p = &ps[i];
 		uint32_t id0 = tr->slices[p->first].cmd_id;
@@ -457,7 +457,7 @@ int cdm_match(struct cdm_rd *r, int t, const struct cdm_cmds *cmds, uint64_t *un
 			}
 		}
 	}
-	/* Added once: the counters sit beside the other engines', which other threads count. */
+	/* The counters sit beside the other engines', which other threads count. */
 	*unmatched += um;
 	*unmatched_bytes += um_bytes;
 out:
