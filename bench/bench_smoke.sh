@@ -111,6 +111,30 @@ grep -q 'total could be at most 10.0x' "$d/ptable" || { cat "$d/ptable"; fail "t
 grep -qx 'phases t max16 read.6.40' "$d/pfacts" || { cat "$d/pfacts"; fail "max16 fact"; }
 grep -q 'ratio of the reader, analysis or an output: 1.50x (write/x;' "$d/ptable" ||
   { cat "$d/ptable"; fail "lowest ratio: write/x, not write"; }
+# Copies of --jobs 1 at once: per ranked phase the machine's ratio, 2 x the --jobs 1 wall over
+# the least mean wall of the groups run for it (read: 2 x 4 / 5 = 1.60x, not the second
+# group's 3, not run for read, nor the third's 5.5; write/x: the second group's mean of 6 and 7,
+# 2 x 6 / 6.5 = 1.85x, not its max 7 nor the first group's 7) and the --jobs 2 ratio's share
+# of it (read 2.00 / 1.60 = 125 %, write/x 1.50 / 1.846 = 81 %); facts: the lowest of each.
+ph "$d/c1a.json" 1 total:13:1 read:5:1 write:8:1 write/x:8:1
+ph "$d/c1b.json" 1 total:11:1 read:5:1 write:6:1 write/x:6:1
+ph "$d/c2a.json" 1 total:11:1 read:3:1 write:6:1 write/x:6:1
+ph "$d/c2b.json" 1 total:12:1 read:3:1 write:7:1 write/x:7:1
+ph "$d/c3a.json" 1 total:12:1 read:5.5:1 write:6.5:1 write/x:6.5:1
+ph "$d/c3b.json" 1 total:12:1 read:5.5:1 write:6.5:1 write/x:6.5:1
+: > "$d/cfacts"
+/usr/bin/python3 "$(dirname "$0")/phase_table.py" t "$d/p1.json" "$d/p2.json" "$d/cfacts" "" \
+  "read+write/x=$d/c1a.json:$d/c1b.json,write/x=$d/c2a.json:$d/c2b.json,read=$d/c3a.json:$d/c3b.json" \
+  > "$d/ctable" ||
+  { cat "$d/ctable"; fail "phase_table.py with copies"; }
+grep -Eq '^ +read +4\.000 +2\.000 +2\.00x .* 1\.60x +125%$' "$d/ctable" ||
+  { cat "$d/ctable"; fail "copies: read row"; }
+grep -Eq '^ +x +6\.000 +4\.000 +1\.50x .* 1\.85x +81%$' "$d/ctable" ||
+  { cat "$d/ctable"; fail "copies: write/x row"; }
+grep -Eq '^ +(total|write) .*%$' "$d/ctable" && { cat "$d/ctable"; fail "copies: unranked rows"; }
+grep -qx 'phases t copies lowest.1.600' "$d/cfacts" || { cat "$d/cfacts"; fail "copies fact"; }
+grep -qx 'phases t of copies.0.812' "$d/cfacts" || { cat "$d/cfacts"; fail "of copies fact"; }
+grep -qx 'phases t of copies phase.write/x' "$d/cfacts" || { cat "$d/cfacts"; fail "of copies phase"; }
 # The scaling bench passes the --jobs 16 report as the second: its columns name 16, and the
 # lowest ratio has no --jobs 2 goal (read/a: 2 / 1 s).
 /usr/bin/python3 "$(dirname "$0")/phase_table.py" t "$d/p1.json" "$d/p16.json" "" \

@@ -193,6 +193,15 @@ END {
 			w = fact["phases " d " worst ratio"]
 			if (w != "")
 				row("--jobs 2 vs 1, every phase of " d ": >= 1.9x", sprintf("%.2fx (%s)", w, fact["phases " d " worst phase"]), ok(w >= 1.9))
+			# The machine's own ratio for each phase's work (copies of --jobs 1 run at once)
+			# and how much of it --jobs 2 got: what part of a missed ratio is ours.
+			w = fact["phases " d " copies lowest"]
+			if (w != "") {
+				n = fact["phases " d " copies n"]
+				row(n " copies of --jobs 1 at once, lowest phase of " d, sprintf("%.2fx (%s)", w, fact["phases " d " copies lowest phase"]), "(reported)")
+				w = fact["phases " d " of copies"]
+				row("--jobs 2 / " n " copies' ratio, lowest phase of " d, sprintf("%.0f %% (%s)", 100 * w, fact["phases " d " of copies phase"]), "(reported)")
+			}
 			for (i = 1; i <= 2; i++) {
 				ph = i == 1 ? "read" : "total"
 				w = fact["phases " d " max16 " ph]

@@ -23,7 +23,9 @@
 #     bench_case "gen-1M perfetto" "$data/gen-1M" --disable_web --disable_doc
 # Environment: BENCH_SIZES="10k 1M 10M" (subset to run), BENCH_KEEP_OUT=1 keeps outputs,
 # BENCH_ONLY=phases runs only the per-phase block (phase_bench: BENCH_PHASE_SIZE,
-# BENCH_PHASE_CDM_CMDS size its dumps, BENCH_PHASE_REPEAT its runs of each side, default 5),
+# BENCH_PHASE_CDM_CMDS size its dumps, BENCH_PHASE_REPEAT its runs of each side, default 5,
+# BENCH_PHASE_COPIES the copies run at once for the per-phase ceiling, default 2, 0 for none,
+# and BENCH_PHASE_COPY_REPEAT how many times, default 3),
 # BENCH_ONLY=traceread runs only the Chrome-trace reader case (below), BENCH_TRACE_MIB sets
 # the size of its generated trace (default 512); BENCH_ONLY=json only the Chrome JSON writer
 # rows (json_bench); BENCH_IDLE_S (default 5) is the idle pause before each json row and its
@@ -403,8 +405,48 @@ ceilings() {
     fact "phases ceiling ${what// /-} $when" "$(sed -n 's/.* did \([0-9.]*\)x .*/\1/p' <<< "$line")"
   done <<< "$lines"
 }
+# The machine's ceiling for the very work of each phase: BENCH_PHASE_COPIES (default 2)
+# copies of the --jobs 1 conversion at once, as N independent processes share nothing of ours:
+# N x a phase's --jobs 1 wall over the copies' mean wall is what N cores give that work at that
+# moment (caches, memory, page cache, the host's scheduling), whatever the code. One group of
+# copies per phase, so that the copies run that phase at the same time: the reader and the
+# analysis from copies with the summaries only, each output from copies writing only it (it
+# starts within a reader's drift of the others'). phase_table.py prints it beside the --jobs 2
+# ratio. Appends "PHASE+PHASE=a.json:b.json" groups to $copies.
+copies_run() {
+  local o k t cf pids group tag
+  ((ncopies >= 2)) || return 0
+  for o in reader $outs; do
+    tag=write/$o
+    case $o in
+      reader) cf="${reader_flags[*]}" tag="read+analysis" ;;
+      html) cf="--disable_perfetto --disable_doc" ;;
+      perfetto) cf="--disable_web --disable_doc" ;;
+      xlsx) cf="--disable_web --disable_perfetto" ;;
+      chrome) cf="--disable_web --disable_perfetto --disable_doc --json" ;;
+      sqlite) cf="--disable_web --disable_perfetto --disable_doc --sqlite" ;;
+    esac
+    echo "== phases $name: $ncopies copies at once: tpuprof $dir OUT -q --jobs 1 --timings T $cf"
+    pids="" group=""
+    for ((k = 1; k <= ncopies; k++)); do
+      t=$data/phases-$name-copy-$o-r$r-c$k.json
+      rm -rf "$data/out/phases-$name-copy$k" "$t"
+      # shellcheck disable=SC2086
+      "$tpuprof" "$dir" "$data/out/phases-$name-copy$k" -q --jobs 1 --timings "$t" $cf &
+      pids="$pids $!"
+      group=${group:+$group:}$t
+    done
+    for k in $pids; do wait "$k" || echo "   (a copy exited with status $?)"; done
+    for ((k = 1; k <= ncopies; k++)); do
+      rm -rf "$data/out/phases-$name-copy$k"
+      [ -f "$data/phases-$name-copy-$o-r$r-c$k.json" ] || group=""
+    done
+    [ -z "$group" ] || copies=${copies:+$copies,}$tag=$group
+  done
+}
 phase_bench() {
-  local size=${BENCH_PHASE_SIZE:-1M} cdm_n=${BENCH_PHASE_CDM_CMDS:-1000000} j out t name dir
+  local size=${BENCH_PHASE_SIZE:-1M} cdm_n=${BENCH_PHASE_CDM_CMDS:-1000000}
+  local j out t name dir flags outs
   gen_case "$size"
   local cdm=$data/cdm-8x$cdm_n
   cdm_case "$cdm_n"
@@ -413,15 +455,17 @@ phase_bench() {
   # pages, of memory reads and of page-cache writes, which every phase pays for its memory and
   # outputs.
   ceilings before
-  for c in "gen-$size|$data/gen-$size|--json --sqlite" "cdm-8x$cdm_n|$cdm|"; do
-    IFS='|' read -r name dir flags <<< "$c"
+  for c in "gen-$size|$data/gen-$size|--json --sqlite|html perfetto xlsx chrome sqlite" \
+    "cdm-8x$cdm_n|$cdm||html perfetto xlsx"; do
+    IFS='|' read -r name dir flags outs <<< "$c"
     if [ ! -x "$tpuprof" ] || [ ! -d "$dir" ]; then
       echo "== phases $name: SKIPPED: tpuprof or $dir missing"
       continue
     fi
     # --jobs 1 and 2 alternately, BENCH_PHASE_REPEAT times (default 5): phase_table.py takes
     # each phase's best run of each, so a slow moment of a shared machine does not set a ratio.
-    local r reps=${BENCH_PHASE_REPEAT:-5} ones="" twos=""
+    local r reps=${BENCH_PHASE_REPEAT:-5} ones="" twos="" copies=""
+    local ncopies=${BENCH_PHASE_COPIES:-2} copy_reps=${BENCH_PHASE_COPY_REPEAT:-3}
     for ((r = 1; r <= reps; r++)); do
       for j in 1 2; do
         out=$data/out/phases-$name-j$j
@@ -436,6 +480,7 @@ phase_bench() {
           if [ "$j" = 1 ]; then ones=${ones:+$ones,}$t; else twos=${twos:+$twos,}$t; fi
         fi
       done
+      if ((r <= copy_reps)); then copies_run; fi
     done
     # Once with --jobs 16: how many threads each phase runs on where sixteen are offered,
     # which the structure decides (phase_table.py's thr16 and max16 columns).
@@ -449,7 +494,8 @@ phase_bench() {
     rm -rf "$out"
     [ -f "$wide" ] || wide=""
     if [ -n "$ones" ] && [ -n "$twos" ]; then
-      /usr/bin/python3 "$here/bench/phase_table.py" "$name" "$ones" "$twos" "$facts" $wide
+      /usr/bin/python3 "$here/bench/phase_table.py" "$name" "$ones" "$twos" "$facts" "$wide" \
+        "$copies"
     fi
     # Memory per thread as the user meets it: the same conversion without --timings (the
     # small outputs written beside the large ones), peak RSS with --jobs 16 against --jobs 1.
