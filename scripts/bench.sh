@@ -25,7 +25,8 @@
 # BENCH_ONLY=phases runs only the per-phase block (phase_bench: BENCH_PHASE_SIZE,
 # BENCH_PHASE_CDM_CMDS size its dumps, BENCH_PHASE_REPEAT its runs of each side, default 5,
 # BENCH_PHASE_COPIES the copies run at once for the per-phase ceiling, default 2, 0 for none,
-# and BENCH_PHASE_COPY_REPEAT how many times, default 3),
+# and BENCH_PHASE_COPY_REPEAT how many times, default 3; BENCH_SCALE_COPIES the copies of
+# BENCH_ONLY=scaling's per-phase table, default its widest --jobs),
 # BENCH_ONLY=traceread runs only the Chrome-trace reader case (below), BENCH_TRACE_MIB sets
 # the size of its generated trace (default 512); BENCH_ONLY=json only the Chrome JSON writer
 # rows (json_bench); BENCH_IDLE_S (default 5) is the idle pause before each json row and its
@@ -429,7 +430,7 @@ copies_run() {
     echo "== phases $name: $ncopies copies at once: tpuprof $dir OUT -q --jobs 1 --timings T $cf"
     pids="" group=""
     for ((k = 1; k <= ncopies; k++)); do
-      t=$data/phases-$name-copy-$o-r$r-c$k.json
+      t=$data/${cpfx:-phases}-$name-copy-$o-r$r-c$k.json
       rm -rf "$data/out/phases-$name-copy$k" "$t"
       # shellcheck disable=SC2086
       "$tpuprof" "$dir" "$data/out/phases-$name-copy$k" -q --jobs 1 --timings "$t" $cf &
@@ -439,7 +440,7 @@ copies_run() {
     for k in $pids; do wait "$k" || echo "   (a copy exited with status $?)"; done
     for ((k = 1; k <= ncopies; k++)); do
       rm -rf "$data/out/phases-$name-copy$k"
-      [ -f "$data/phases-$name-copy-$o-r$r-c$k.json" ] || group=""
+      [ -f "$data/${cpfx:-phases}-$name-copy-$o-r$r-c$k.json" ] || group=""
     done
     [ -z "$group" ] || copies=${copies:+$copies,}$tag=$group
   done
@@ -624,9 +625,13 @@ scale_bench() {
       --baseline "scale-$name=$name default --jobs 1")
   done
   "$tpbench" table "$rows" "${base[@]}"
-  # Per phase, --jobs 1 against the widest (outputs one after another, see phase_bench).
-  for c in "gen-$size|$data/gen-$size|--json --sqlite" "cdm-8x$cdm_n|$data/cdm-8x$cdm_n|"; do
-    IFS='|' read -r name dir flags <<< "$c"
+  # Per phase, --jobs 1 against the widest (outputs one after another, see phase_bench), and
+  # beside it the machine's own ratio for each phase's work: BENCH_SCALE_COPIES (default the
+  # widest --jobs; 0 for none) copies of --jobs 1 at once, once (copies_run).
+  local ncopies=${BENCH_SCALE_COPIES:-$wide} copy_reps=1 copies outs cpfx=scale
+  for c in "gen-$size|$data/gen-$size|--json --sqlite|html perfetto xlsx chrome sqlite" \
+    "cdm-8x$cdm_n|$data/cdm-8x$cdm_n||html perfetto xlsx"; do
+    IFS='|' read -r name dir flags outs <<< "$c"
     for j in 1 "$wide"; do
       out=$data/out/scale-phases-$name-j$j
       rm -rf "$out" "$data/scale-$name-j$j.json"
@@ -635,9 +640,11 @@ scale_bench() {
         echo "   (tpuprof exited with status $?)"
       rm -rf "$out"
     done
+    copies="" r=1
+    copies_run
     [ -f "$data/scale-$name-j1.json" ] && [ -f "$data/scale-$name-j$wide.json" ] &&
       /usr/bin/python3 "$here/bench/phase_table.py" "$name" "$data/scale-$name-j1.json" \
-        "$data/scale-$name-j$wide.json" "" "$data/scale-$name-j$wide.json"
+        "$data/scale-$name-j$wide.json" "" "$data/scale-$name-j$wide.json" "$copies"
   done
   echo
   awk -f "$here/bench/targets.awk" -v only=scale -v size="$size" -v cdm="cdm-8x$cdm_n" \
