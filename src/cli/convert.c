@@ -4,11 +4,11 @@
  * outputs into OUT_DIR (default profile_out). Owns the output-directory discipline: the lock on
  * OUT_DIR, the stale-output marker, removing the temporaries a killed run left, and installing
  * the signal cleanup of temporaries. Once the model is built the enabled outputs are written
- * with --jobs N threads (default: the online CPUs): the large ones one after another, each
- * spread over the N threads, the small ones beside them; each output reads the finished model
- * and analysis only, so the files are the same bytes whatever N is, and messages are printed
- * in registry order after the join.
- * The live progress line (common/progress.h) runs while stderr is a terminal and not -q.
+ * with --jobs N threads (default: the CPUs this process may use, tp_cpu_count): the large ones one
+ * after another, each spread over the N threads, the small ones beside them; each output reads the
+ * finished model and analysis only, so the files are the same bytes whatever N is, and messages are
+ * printed in registry order after the join. The live progress line (common/progress.h) runs while
+ * stderr is a terminal and not -q.
  */
 #include "analysis/optable.h"
 #include "cli/cli.h"
@@ -657,8 +657,8 @@ int tp_cli_convert_run(struct tp_cli_opts *o, tp_cli_done_fn done, void *ctx)
 	/* From here on temporaries exist: Ctrl-C or a kill removes them (common/file.c). */
 	tp_temp_cleanup_on_signals();
 	if (!o->jobs) {
-		long n = sysconf(_SC_NPROCESSORS_ONLN);
-		o->jobs = n < 1 ? 1 : n > 64 ? 64 : (int)n;
+		int n = tp_cpu_count();
+		o->jobs = n > 64 ? 64 : n;
 	}
 	if (o->timings)
 		tp_tm_enable();

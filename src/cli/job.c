@@ -55,8 +55,8 @@ static void usage(FILE *f)
 	       "job_summary.json,\n"
 	       "job.pftrace (see docs/job.md).\n\n"
 	       "Options:\n"
-	       "  -j, --jobs N         threads in all (default: the online CPUs): up to N dumps "
-	       "at once\n"
+	       "  -j, --jobs N         threads in all (default: the CPUs this process may use): up "
+	       "to N dumps at once\n"
 	       "  --mem-limit SIZE     start another dump only while the running ones' estimated "
 	       "memory\n"
 	       "                       stays under SIZE (e.g. 8G, 512M; default 3/4 of the "
@@ -327,8 +327,8 @@ static int run_job(struct job_opts *o, struct tp_job_plan *pl)
 	if (code)
 		return code;
 	if (!o->run.jobs) {
-		long n = sysconf(_SC_NPROCESSORS_ONLN);
-		o->run.jobs = n < 1 ? 1 : n > 1024 ? 1024 : (int)n;
+		int n = tp_cpu_count();
+		o->run.jobs = n > 1024 ? 1024 : n;
 	}
 	if (!o->have_mem)
 		o->run.mem_limit = default_mem_limit();

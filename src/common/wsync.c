@@ -4,15 +4,15 @@
  */
 #include "common/wsync.h"
 
+#include "common/common.h"
 #include "common/timings.h"
-
-#include <unistd.h>
 
 int tp_wsync_workers(int jobs, int max)
 {
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	if (jobs <= 0)
-		jobs = cpus > 1 ? (int)(cpus > 64 ? 64 : cpus) : 1;
+	if (jobs <= 0) {
+		int cpus = tp_cpu_count();
+		jobs = cpus > 64 ? 64 : cpus;
+	}
 	return jobs - 1 < max ? jobs - 1 : max;
 }
 

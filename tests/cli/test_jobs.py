@@ -16,6 +16,7 @@ usage: test_jobs.py TPUPROF GENDUMP PROBE
   final "done in" line; it is absent when stderr is not a terminal, and with -q.
   --progress-delay 0 makes a small conversion show it (the default is 1 s).
 """
+import json
 import os
 import pty
 import subprocess
@@ -131,6 +132,27 @@ class Jobs(unittest.TestCase):
                           "--disable_doc", "--disable_web"])
         self.assertEqual(rc, 3, err)
         self.assertLess(err.index("trace.json"), err.index("profile.db"), err)
+
+    def default_jobs(self, cpus):
+        """The --jobs a conversion without --jobs took, run on the CPUs `cpus` only."""
+        t = self.out("timings.json")
+        p = subprocess.run([TPUPROF, self.dump, self.out("dj"), "-q", "--disable_doc",
+                            "--disable_web", "--disable_perfetto", "--timings", t],
+                           capture_output=True, text=True,
+                           preexec_fn=lambda: os.sched_setaffinity(0, cpus))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(t) as f:
+            return json.load(f)["jobs"]
+
+    def test_default_jobs_follow_affinity(self):
+        # Without --jobs, the threads are the CPUs the process may run on (taskset, a batch
+        # scheduler's cpuset), not the machine's: a process pinned to one CPU runs one.
+        mine = sorted(os.sched_getaffinity(0))
+        self.assertEqual(self.default_jobs({mine[0]}), 1)
+        if len(mine) < 2 or self.default_jobs(set(mine)) < 2:
+            print("SKIPPED: the 2-CPU case of default --jobs (fewer than 2 CPUs here)")
+            return
+        self.assertEqual(self.default_jobs(set(mine[:2])), 2)
 
     def test_bad_jobs(self):
         for v in ("0", "x", "65", "-1"):
