@@ -55,13 +55,14 @@ static void usage(FILE *f)
 	       "job_summary.json,\n"
 	       "job.pftrace (see docs/job.md).\n\n"
 	       "Options:\n"
-	       "  -j, --jobs N         threads in all (default: the CPUs this process may use): up "
-	       "to N dumps at once\n"
+	       "  -j, --jobs N         threads in all (default: the CPUs this process may use):\n"
+	       "                       up to N dumps at once\n"
 	       "  --mem-limit SIZE     start another dump only while the running ones' estimated "
 	       "memory\n"
 	       "                       stays under SIZE (e.g. 8G, 512M; default 3/4 of the "
 	       "available\n"
-	       "                       memory; 0 = no limit); one dump always runs\n"
+	       "                       memory, at most the cgroup's limit; 0 = no limit); one "
+	       "dump always runs\n"
 	       "  -q, --quiet          print nothing but errors\n"
 	       "  -v, --verbose        also print the plan and what the search skipped\n"
 	       "  -h, --help           this text\n"
@@ -103,18 +104,11 @@ static int parse_size(const char *v, uint64_t *out)
 	return 0;
 }
 
-/* 3/4 of MemAvailable (/proc/meminfo); 0 (no limit) when unknown. */
+/* 3/4 of the memory this process may use, 0 (no limit) when unknown: a cgroup's limit (a
+ * container's, Slurm's --mem) kills the whole job past it, whatever the machine has. */
 static uint64_t default_mem_limit(void)
 {
-	FILE *f = fopen("/proc/meminfo", "r");
-	char line[256];
-	unsigned long long kb = 0;
-	while (f && fgets(line, sizeof line, f))
-		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return (uint64_t)kb * 1024 / 4 * 3;
+	return tp_mem_room() / 4 * 3;
 }
 
 static int job_option(int argc, char **argv, int *i, struct job_opts *o)
@@ -332,10 +326,16 @@ static int run_job(struct job_opts *o, struct tp_job_plan *pl)
 	}
 	if (!o->have_mem)
 		o->run.mem_limit = default_mem_limit();
-	if (!o->run.quiet)
-		printf("%zu dumps of %zu devices below %s; converting up to %d at once into %s/\n",
+	if (!o->run.quiet) {
+		char mem[64] = "no memory limit";
+		if (o->run.mem_limit)
+			snprintf(mem, sizeof mem, "memory limit %.1f GiB",
+			         (double)o->run.mem_limit / (1024.0 * 1024 * 1024));
+		printf("%zu dumps of %zu devices below %s; converting up to %d at once (%s) into "
+		       "%s/\n",
 		       pl->n, devices(pl), o->job_dir,
-		       o->run.jobs < (int)pl->n ? o->run.jobs : (int)pl->n, o->out_dir);
+		       o->run.jobs < (int)pl->n ? o->run.jobs : (int)pl->n, mem, o->out_dir);
+	}
 	fflush(stdout);
 	long failed = tp_job_run_all(pl, o->out_dir, &o->run);
 	if (failed < 0)

@@ -106,12 +106,18 @@ void tp_free_list(void *const *blocks, size_t n);
  * them; at most 64; fewer when threads cannot start). Returns when every call has returned.
  * Calls run concurrently in any order: fn must only touch what index k owns. */
 void tp_par_run(unsigned threads, size_t n, void (*fn)(void *arg, size_t k), void *arg);
-/* How many CPUs this process may use (cpus.c): those of its affinity, at most its cgroup's CPU
- * quota rounded up; at least 1. The default of --jobs. */
+/* How many CPUs this process may use (resources.c): those of its affinity, at most its cgroup's
+ * CPU quota rounded up; at least 1. The default of --jobs. */
 int tp_cpu_count(void);
 /* tp_cpu_count for `affinity` CPUs, the cgroups listed in the file proc_cgroup (the format of
  * /proc/self/cgroup; NULL: none) and cgroup file systems mounted at root. */
 int tp_cpu_count_in(int affinity, const char *proc_cgroup, const char *root);
+/* Bytes of memory this process may use (resources.c): the system's MemAvailable, at most its
+ * cgroup's memory limit; 0 if neither is known. */
+uint64_t tp_mem_room(void);
+/* tp_mem_room from the file meminfo (the format of /proc/meminfo; NULL: none) and the
+ * cgroups as for tp_cpu_count_in. */
+uint64_t tp_mem_room_in(const char *meminfo, const char *proc_cgroup, const char *root);
 /* How many parts of at most `size` items n items make (at least 1, for n = 0 too). */
 static inline size_t tp_split_count(size_t n, size_t size)
 {

@@ -1,7 +1,8 @@
 /*
- * cpus_test.c — unit tests for tp_cpu_count (cpus.c): the affinity, at most the tightest CPU
- * quota of the process's cgroups (v2 and v1, the cgroup and those above it), over a cgroup
- * tree written in a temporary directory; malformed files count as no quota.
+ * resources_test.c — unit tests for resources.c over a cgroup tree written in a temporary
+ * directory: tp_cpu_count, the affinity at most the tightest CPU quota of the process's
+ * cgroups (v2 and v1, the cgroup and those above it), and tp_mem_room, MemAvailable at most
+ * the tightest memory limit; malformed files count as no limit.
  */
 #define _GNU_SOURCE /* nftw, sched_getaffinity, CPU_COUNT */
 #include <setjmp.h>
@@ -156,6 +157,59 @@ static void test_malformed(void **state)
 	tree_make(&t, "4:memory:/\n0::/g");
 	put(&t, "g/cpu.max", "300000 100000");
 	assert_int_equal(tp_cpu_count_in(8, t.proc, t.root), 3);
+	tree_free(&t);
+}
+
+/* Memory: MemAvailable, at most the tightest limit of the cgroup and those above it (v2
+ * "max": none; v1's 2^63 - 1 rounded to a page: none); either alone when the other is
+ * unknown. */
+static void test_mem_room(void **state)
+{
+	(void)state;
+	struct tree t;
+	tree_make(&t, "0::/s/job\n");
+	char meminfo[128];
+	snprintf(meminfo, sizeof meminfo, "%s/meminfo", t.dir);
+	FILE *f = fopen(meminfo, "w");
+	assert_non_null(f);
+	fputs("MemTotal:       32000000 kB\nMemFree:  100 kB\nMemAvailable:   16000000 kB\n", f);
+	fclose(f);
+	uint64_t avail = 16000000ull * 1024;
+	assert_true(tp_mem_room_in(meminfo, t.proc, t.root) == avail);
+	put(&t, "s/job/memory.max", "max\n");
+	put(&t, "s/memory.max", "4294967296\n");
+	assert_true(tp_mem_room_in(meminfo, t.proc, t.root) == 4294967296ull);
+	put(&t, "s/job/memory.max", "1073741824\n");
+	assert_true(tp_mem_room_in(meminfo, t.proc, t.root) == 1073741824ull);
+	put(&t, "s/job/memory.max", "99999999999999\n"); /* above MemAvailable */
+	assert_true(tp_mem_room_in(meminfo, t.proc, t.root) == 4294967296ull);
+	assert_true(tp_mem_room_in(NULL, t.proc, t.root) == 4294967296ull);
+	assert_true(tp_mem_room_in(meminfo, NULL, t.root) == avail);
+	assert_true(tp_mem_room_in(NULL, NULL, t.root) == 0);
+	tree_free(&t);
+	/* v1: the hierarchy with the memory controller, not the cpu one. */
+	tree_make(&t, "5:memory:/slurm/uid_0/job_7\n4:cpu,cpuacct:/slurm\n");
+	snprintf(meminfo, sizeof meminfo, "%s/meminfo", t.dir);
+	f = fopen(meminfo, "w");
+	assert_non_null(f);
+	fputs("MemAvailable: 16000000 kB\n", f);
+	fclose(f);
+	put(&t, "memory/slurm/uid_0/job_7/memory.limit_in_bytes", "9223372036854771712\n");
+	put(&t, "memory/slurm/uid_0/memory.limit_in_bytes", "2147483648\n");
+	put(&t, "cpu,cpuacct/slurm/memory.limit_in_bytes", "1024\n");
+	assert_true(tp_mem_room_in(meminfo, t.proc, t.root) == 2147483648ull);
+	put(&t, "memory/slurm/uid_0/memory.limit_in_bytes", "9223372036854771712\n");
+	assert_true(tp_mem_room_in(NULL, t.proc, t.root) == 0); /* no limit, nothing known */
+	tree_free(&t);
+	/* A meminfo without MemAvailable (kernels before 3.14), or only one that names another
+	 * field "...MemAvailable:", says nothing. */
+	tree_make(&t, "");
+	snprintf(meminfo, sizeof meminfo, "%s/meminfo", t.dir);
+	f = fopen(meminfo, "w");
+	assert_non_null(f);
+	fputs("MemTotal: 100 kB\nXMemAvailable: 5 kB\n", f);
+	fclose(f);
+	assert_true(tp_mem_room_in(meminfo, t.proc, t.root) == 0);
 	tree_free(&t);
 }
 
