@@ -21,14 +21,7 @@ static const char *dir = "";
 
 static void put(const char *name, const void *p, size_t n)
 {
-	char path[256];
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	FILE *f = fopen(path, "wb");
-	if (!f)
-		abort();
-	if (n && fwrite(p, 1, n, f) != n)
-		abort();
-	fclose(f);
+	fuzz_put(dir, name, p, n);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -27,14 +27,7 @@ static const char *dir = "";
 
 static void put(const char *name, const void *p, size_t n)
 {
-	char path[256];
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	FILE *f = fopen(path, "wb");
-	if (!f)
-		abort();
-	if (n && fwrite(p, 1, n, f) != n)
-		abort();
-	fclose(f);
+	fuzz_put(dir, name, p, n);
 }
 
 /* cdm_walk_jobs in parts of 1 to 7 records against one pass: the same answer. */

@@ -36,18 +36,6 @@ static const char *const names[] = {"cgroup",
 			abort();                                                                   \
 	} while (0)
 
-static void put(const char *dir, const char *name, const uint8_t *p, size_t n)
-{
-	char path[128];
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	FILE *f = fopen(path, "wb");
-	if (!f)
-		abort();
-	if (n && fwrite(p, 1, n, f) != n)
-		abort();
-	fclose(f);
-}
-
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	const char *dir = fuzz_seed_dir(argc, argv);
@@ -82,7 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size_t end = at;
 		while (end < size && data[end] != 0xff)
 			end++;
-		put(dir, names[k], data + (at < size ? at : size), end > at ? end - at : 0);
+		fuzz_put(dir, names[k], data + (at < size ? at : size), end > at ? end - at : 0);
 		at = end + 1;
 	}
 	char proc[128], meminfo[128];

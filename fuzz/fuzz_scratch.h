@@ -68,4 +68,18 @@ static inline const char *fuzz_scratch_file_get(const char *prefix)
 	return fuzz_scratch;
 }
 
+/* Writes the n bytes at p as the file dir/name; aborts if it cannot (the fuzzer cannot run
+ * without it). */
+static inline void fuzz_put(const char *dir, const char *name, const void *p, size_t n)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		abort();
+	if (n && fwrite(p, 1, n, f) != n)
+		abort();
+	fclose(f);
+}
+
 #endif /* TP_FUZZ_SCRATCH_H */

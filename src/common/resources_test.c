@@ -24,8 +24,17 @@
 
 /* A scratch tree: dir, and in it "cgroup" (the /proc/self/cgroup text) and "fs" (the root). */
 struct tree {
-	char dir[64], proc[96], root[96];
+	char dir[64], proc[96], root[96], mem[96];
 };
+
+/* The file at path holding text. */
+static void text_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
 
 static void tree_make(struct tree *t, const char *proc_text)
 {
@@ -33,11 +42,9 @@ static void tree_make(struct tree *t, const char *proc_text)
 	assert_non_null(mkdtemp(t->dir));
 	snprintf(t->proc, sizeof t->proc, "%s/cgroup", t->dir);
 	snprintf(t->root, sizeof t->root, "%s/fs", t->dir);
+	snprintf(t->mem, sizeof t->mem, "%s/meminfo", t->dir);
 	assert_int_equal(mkdir(t->root, 0700), 0);
-	FILE *f = fopen(t->proc, "w");
-	assert_non_null(f);
-	fputs(proc_text, f);
-	fclose(f);
+	text_file(t->proc, proc_text);
 }
 
 /* root/rel (its directories made) holding text. */
@@ -50,10 +57,7 @@ static void put(const struct tree *t, const char *rel, const char *text)
 		mkdir(path, 0700);
 		*s = '/';
 	}
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
+	text_file(path, text);
 }
 
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -168,48 +172,36 @@ static void test_mem_room(void **state)
 	(void)state;
 	struct tree t;
 	tree_make(&t, "0::/s/job\n");
-	char meminfo[128];
-	snprintf(meminfo, sizeof meminfo, "%s/meminfo", t.dir);
-	FILE *f = fopen(meminfo, "w");
-	assert_non_null(f);
-	fputs("MemTotal:       32000000 kB\nMemFree:  100 kB\nMemAvailable:   16000000 kB\n", f);
-	fclose(f);
+	text_file(t.mem,
+	          "MemTotal:       32000000 kB\nMemFree:  100 kB\nMemAvailable:   16000000 kB\n");
 	uint64_t avail = 16000000ull * 1024;
-	assert_true(tp_mem_room_in(meminfo, t.proc, t.root) == avail);
+	assert_true(tp_mem_room_in(t.mem, t.proc, t.root) == avail);
 	put(&t, "s/job/memory.max", "max\n");
 	put(&t, "s/memory.max", "4294967296\n");
-	assert_true(tp_mem_room_in(meminfo, t.proc, t.root) == 4294967296ull);
+	assert_true(tp_mem_room_in(t.mem, t.proc, t.root) == 4294967296ull);
 	put(&t, "s/job/memory.max", "1073741824\n");
-	assert_true(tp_mem_room_in(meminfo, t.proc, t.root) == 1073741824ull);
+	assert_true(tp_mem_room_in(t.mem, t.proc, t.root) == 1073741824ull);
 	put(&t, "s/job/memory.max", "99999999999999\n"); /* above MemAvailable */
-	assert_true(tp_mem_room_in(meminfo, t.proc, t.root) == 4294967296ull);
+	assert_true(tp_mem_room_in(t.mem, t.proc, t.root) == 4294967296ull);
 	assert_true(tp_mem_room_in(NULL, t.proc, t.root) == 4294967296ull);
-	assert_true(tp_mem_room_in(meminfo, NULL, t.root) == avail);
+	assert_true(tp_mem_room_in(t.mem, NULL, t.root) == avail);
 	assert_true(tp_mem_room_in(NULL, NULL, t.root) == 0);
 	tree_free(&t);
 	/* v1: the hierarchy with the memory controller, not the cpu one. */
 	tree_make(&t, "5:memory:/slurm/uid_0/job_7\n4:cpu,cpuacct:/slurm\n");
-	snprintf(meminfo, sizeof meminfo, "%s/meminfo", t.dir);
-	f = fopen(meminfo, "w");
-	assert_non_null(f);
-	fputs("MemAvailable: 16000000 kB\n", f);
-	fclose(f);
+	text_file(t.mem, "MemAvailable: 16000000 kB\n");
 	put(&t, "memory/slurm/uid_0/job_7/memory.limit_in_bytes", "9223372036854771712\n");
 	put(&t, "memory/slurm/uid_0/memory.limit_in_bytes", "2147483648\n");
 	put(&t, "cpu,cpuacct/slurm/memory.limit_in_bytes", "1024\n");
-	assert_true(tp_mem_room_in(meminfo, t.proc, t.root) == 2147483648ull);
+	assert_true(tp_mem_room_in(t.mem, t.proc, t.root) == 2147483648ull);
 	put(&t, "memory/slurm/uid_0/memory.limit_in_bytes", "9223372036854771712\n");
 	assert_true(tp_mem_room_in(NULL, t.proc, t.root) == 0); /* no limit, nothing known */
 	tree_free(&t);
 	/* A meminfo without MemAvailable (kernels before 3.14), or only one that names another
 	 * field "...MemAvailable:", says nothing. */
 	tree_make(&t, "");
-	snprintf(meminfo, sizeof meminfo, "%s/meminfo", t.dir);
-	f = fopen(meminfo, "w");
-	assert_non_null(f);
-	fputs("MemTotal: 100 kB\nXMemAvailable: 5 kB\n", f);
-	fclose(f);
-	assert_true(tp_mem_room_in(meminfo, t.proc, t.root) == 0);
+	text_file(t.mem, "MemTotal: 100 kB\nXMemAvailable: 5 kB\n");
+	assert_true(tp_mem_room_in(t.mem, t.proc, t.root) == 0);
 	tree_free(&t);
 }
 
