@@ -684,10 +684,10 @@ int tp_cli_convert_run(struct tp_cli_opts *o, tp_cli_done_fn done, void *ctx)
 	if (!code && o->verbose) {
 		char msg[TP_DIAG_MAX];
 		snprintf(msg, sizeof msg,
-		         "read %s (%s) in %.3f s: %zu slices, %llu records, %llu dropped, "
-		         "%llu blocks skipped; analysis %.3f s",
-		         o->in_dir, reader->name, t1 - t0, tp_profile_slice_count(p),
-		         (unsigned long long)p->stats.records_read,
+		         "read %s (%s) on %d thread%s in %.3f s: %zu slices, %llu records, %llu "
+		         "dropped, %llu blocks skipped; analysis %.3f s",
+		         o->in_dir, reader->name, o->jobs, o->jobs == 1 ? "" : "s", t1 - t0,
+		         tp_profile_slice_count(p), (unsigned long long)p->stats.records_read,
 		         (unsigned long long)p->stats.records_dropped,
 		         (unsigned long long)p->stats.blocks_skipped, now_s() - t1);
 		err_line(msg);

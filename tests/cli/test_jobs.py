@@ -192,6 +192,12 @@ class Jobs(unittest.TestCase):
         self.assertNotIn("\r", err)
         self.assertIn("wrote ", err)  # -v keeps its details
         self.assertRegex(err, r"\ntpuprof: done in [0-9.]+ s: reading ")
+        # The thread count it ran on, the default's or --jobs'.
+        rc, _, err = run([self.dump, self.out("verb3"), "-v", "--jobs", "3", "--disable_doc"])
+        self.assertEqual(rc, 0, err)
+        self.assertRegex(err, r"tpuprof: read .* on 3 threads in [0-9.]+ s: ")
+        rc, _, err = run([self.dump, self.out("verb1"), "-v", "--jobs", "1", "--disable_doc"])
+        self.assertRegex(err, r"tpuprof: read .* on 1 thread in [0-9.]+ s: ")
 
     def test_short_conversion_prints_no_progress(self):
         # A conversion that ends before the start delay draws nothing. The delay is set far
