@@ -265,12 +265,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 /* Seeds: operations as the decoder reads them. */
 static void seed(const char *dir, const char *name, const uint8_t *ops, size_t n)
 {
-	char path[PATH_MAX];
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	FILE *f = fopen(path, "wb");
-	if (!f || fwrite(ops, 1, n, f) != n)
-		abort();
-	fclose(f);
+	fuzz_put(dir, name, ops, n);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)

@@ -105,9 +105,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *dir = fuzz_scratch_dir_get("fuzz_outdir");
 	char path[128];
 	snprintf(path, sizeof path, "%s/profile.db", dir);
-	FILE *f = fopen(path, "wb");
-	if (!f || fwrite(data, 1, size, f) != size || fclose(f) != 0)
-		abort();
+	fuzz_write(path, data, size);
 	struct tp_profile *p = NULL;
 	struct tp_diag d = {0};
 	int rc = tp_outdir_read(dir, &p, &d);

@@ -58,12 +58,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	path = fuzz_scratch_file_get("fuzz_pfcheck");
-	FILE *f = fopen(path, "wb");
-	if (!f)
-		abort();
-	if (size && fwrite(data, 1, size, f) != size)
-		abort();
-	fclose(f);
+	fuzz_write(path, data, size);
 	struct tp_perfetto_check_report r;
 	struct tp_diag d = {0};
 	int st = tp_perfetto_check(path, &r, &d);

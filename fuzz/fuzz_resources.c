@@ -51,13 +51,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	    "9223372036854771712\n",
 	    "0::/user.slice/a/b\n\xff\xffmax 100000\n\xffmax\n"};
 	for (size_t i = 0; i < sizeof seeds / sizeof *seeds; i++) {
-		char path[4096];
-		snprintf(path, sizeof path, "%s/resources_%zu", dir, i);
-		FILE *f = fopen(path, "wb");
-		if (f) {
-			fputs(seeds[i], f);
-			fclose(f);
-		}
+		char name[32];
+		snprintf(name, sizeof name, "resources_%zu", i);
+		fuzz_put(dir, name, seeds[i], strlen(seeds[i]));
 	}
 	return 0;
 }

@@ -68,18 +68,22 @@ static inline const char *fuzz_scratch_file_get(const char *prefix)
 	return fuzz_scratch;
 }
 
-/* Writes the n bytes at p as the file dir/name; aborts if it cannot (the fuzzer cannot run
+/* Writes the n bytes at p as the file at path; aborts if it cannot (the fuzzer cannot run
  * without it). */
+static inline void fuzz_write(const char *path, const void *p, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+	if (!f || (n && fwrite(p, 1, n, f) != n) || fclose(f) != 0)
+		abort();
+}
+
+/* fuzz_write of the file dir/name. */
 static inline void fuzz_put(const char *dir, const char *name, const void *p, size_t n)
 {
-	char path[512];
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	FILE *f = fopen(path, "wb");
-	if (!f)
+	char path[4096];
+	if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
 		abort();
-	if (n && fwrite(p, 1, n, f) != n)
-		abort();
-	fclose(f);
+	fuzz_write(path, p, n);
 }
 
 #endif /* TP_FUZZ_SCRATCH_H */
