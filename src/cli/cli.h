@@ -23,7 +23,7 @@ struct tp_cli_opts {
 	const char *trace_file; /* --trace_file: host Chrome trace or capture merged onto the device
 	                           timeline */
 	unsigned char *enabled; /* per registry output: 1 = write */
-	int jobs;               /* --jobs: outputs written at once, 0 = tp_cpu_count() */
+	int jobs;               /* --jobs: outputs written at once, 0 = tp_jobs_default() */
 	int detail;             /* --detail: enum tp_cli_detail */
 	uint64_t xlsx_rows;     /* --xlsx_rows: 0 = the workbook's default cap */
 	long progress_delay_ms; /* --progress-delay: ms before the progress line shows */

@@ -656,10 +656,8 @@ int tp_cli_convert_run(struct tp_cli_opts *o, tp_cli_done_fn done, void *ctx)
 		return 2;
 	/* From here on temporaries exist: Ctrl-C or a kill removes them (common/file.c). */
 	tp_temp_cleanup_on_signals();
-	if (!o->jobs) {
-		int n = tp_cpu_count();
-		o->jobs = n > 64 ? 64 : n;
-	}
+	if (!o->jobs)
+		o->jobs = tp_jobs_default();
 	if (o->timings)
 		tp_tm_enable();
 	tp_progress_start(!o->quiet && isatty(STDERR_FILENO), input_size(o->in_dir),

@@ -173,7 +173,7 @@ static int parse_int_in(const char *v, int lo, int hi, int *out)
 
 static int set_jobs(struct tp_cli_opts *o, const char *v)
 {
-	return parse_int_in(v, 1, 64, &o->jobs);
+	return parse_int_in(v, 1, TP_MAX_JOBS, &o->jobs);
 }
 
 static int set_arch(struct tp_cli_opts *o, const char *v)

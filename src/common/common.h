@@ -106,9 +106,13 @@ void tp_free_list(void *const *blocks, size_t n);
  * them; at most 64; fewer when threads cannot start). Returns when every call has returned.
  * Calls run concurrently in any order: fn must only touch what index k owns. */
 void tp_par_run(unsigned threads, size_t n, void (*fn)(void *arg, size_t k), void *arg);
+/* The most threads a conversion runs (--jobs; tp_par_run's and the pools' limit). */
+#define TP_MAX_JOBS 64
 /* How many CPUs this process may use (resources.c): those of its affinity, at most its cgroup's
- * CPU quota rounded up; at least 1. The default of --jobs. */
+ * CPU quota rounded up; at least 1. Found once per process. */
 int tp_cpu_count(void);
+/* The default of --jobs: tp_cpu_count, at most TP_MAX_JOBS. */
+int tp_jobs_default(void);
 /* tp_cpu_count for `affinity` CPUs, the cgroups listed in the file proc_cgroup (the format of
  * /proc/self/cgroup; NULL: none) and cgroup file systems mounted at root. */
 int tp_cpu_count_in(int affinity, const char *proc_cgroup, const char *root);

@@ -10,8 +10,6 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#define PAR_MAX_THREADS 64
-
 struct par {
 	void (*fn)(void *arg, size_t k);
 	void *arg;
@@ -44,12 +42,12 @@ void tp_par_run(unsigned threads, size_t n, void (*fn)(void *arg, size_t k), voi
 	 * would split (a wave of one core at --jobs 1 is a wave of several at --jobs 16). */
 	int par = n > 1 || threads <= 1;
 	atomic_init(&pp.next, 0);
-	pthread_t th[PAR_MAX_THREADS];
+	pthread_t th[TP_MAX_JOBS];
 	unsigned started = 0;
 	if (threads > n)
 		threads = (unsigned)n;
-	if (threads > PAR_MAX_THREADS)
-		threads = PAR_MAX_THREADS;
+	if (threads > TP_MAX_JOBS)
+		threads = TP_MAX_JOBS;
 	for (unsigned i = 1; i < threads; i++) {
 		if (pthread_create(&th[started], NULL, par_thread, &pp) != 0)
 			break; /* the calling thread does the rest */

@@ -1,5 +1,5 @@
 /*
- * resources.c — what this process may use: tp_cpu_count, the default of --jobs, and
+ * resources.c — what this process may use: tp_cpu_count, behind the default of --jobs, and
  * tp_mem_room, the default of `tpuprof job --mem-limit`. The CPUs it may run on (its affinity:
  * taskset, a batch scheduler's cpuset), at most its cgroup's CPU quota rounded up (a
  * container's --cpus, a Kubernetes CPU limit); the memory the system has available, at most
@@ -15,6 +15,7 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,13 +57,20 @@ static uint64_t number(const char **s)
 	return v;
 }
 
+/* The start of the file dir/name into text (64 bytes), "" if it cannot be read. */
+static void file_text(const char *dir, const char *name, char text[64])
+{
+	char path[PATH_MAX];
+	if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path ||
+	    read_small(path, text, 64) < 0)
+		text[0] = '\0';
+}
+
 /* The positive number the file dir/name starts with, 0 if none. */
 static uint64_t file_number(const char *dir, const char *name)
 {
-	char path[PATH_MAX], text[64];
-	if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path ||
-	    read_small(path, text, sizeof text) < 0)
-		return 0;
+	char text[64];
+	file_text(dir, name, text);
 	const char *s = text;
 	return number(&s);
 }
@@ -86,10 +94,8 @@ static uint64_t dir_limit(const char *dir, enum what w)
 		return b >= MEM_V1_NONE ? 0 : b;
 	}
 	if (w == CPU_V2) {
-		char path[PATH_MAX], text[64];
-		if (snprintf(path, sizeof path, "%s/cpu.max", dir) >= (int)sizeof path ||
-		    read_small(path, text, sizeof text) < 0)
-			return 0;
+		char text[64];
+		file_text(dir, "cpu.max", text);
 		const char *s = text;
 		quota = number(&s);
 		if (*s != ' ')
@@ -185,7 +191,9 @@ int tp_cpu_count_in(int affinity, const char *proc_cgroup, const char *root)
 	return q && q < (uint64_t)n ? (int)q : n;
 }
 
-int tp_cpu_count(void)
+static int cpus;
+
+static void cpus_once(void)
 {
 	int n = 0;
 	cpu_set_t set;
@@ -195,7 +203,21 @@ int tp_cpu_count(void)
 		long c = sysconf(_SC_NPROCESSORS_ONLN);
 		n = c < 1 ? 1 : c > INT_MAX ? INT_MAX : (int)c;
 	}
-	return tp_cpu_count_in(n, "/proc/self/cgroup", "/sys/fs/cgroup");
+	cpus = tp_cpu_count_in(n, "/proc/self/cgroup", "/sys/fs/cgroup");
+}
+
+/* Once per process: every pool started without a thread count asks (tp_wsync_workers). */
+int tp_cpu_count(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, cpus_once);
+	return cpus;
+}
+
+int tp_jobs_default(void)
+{
+	int n = tp_cpu_count();
+	return n > TP_MAX_JOBS ? TP_MAX_JOBS : n;
 }
 
 uint64_t tp_mem_room_in(const char *meminfo, const char *proc_cgroup, const char *root)

@@ -9,10 +9,8 @@
 
 int tp_wsync_workers(int jobs, int max)
 {
-	if (jobs <= 0) {
-		int cpus = tp_cpu_count();
-		jobs = cpus > 64 ? 64 : cpus;
-	}
+	if (jobs <= 0)
+		jobs = tp_jobs_default();
 	return jobs - 1 < max ? jobs - 1 : max;
 }
 

@@ -11,7 +11,7 @@
 #include <pthread.h>
 
 /* The workers a pool starts besides the calling thread: jobs - 1, at most `max`; jobs 0 =
- * tp_cpu_count() (at most 64). Below 1: no worker (the calling thread does the work). */
+ * tp_jobs_default(). Below 1: no worker (the calling thread does the work). */
 int tp_wsync_workers(int jobs, int max);
 
 struct tp_wsync {

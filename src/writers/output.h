@@ -23,7 +23,7 @@ struct tp_out_opts {
 	                        tp_sink_fill_args */
 	int jobs;            /* --jobs: threads the conversion may use in all (an output may use
 	                        up to this many for itself, e.g. Perfetto's compression
-	                        workers); 0 = tp_cpu_count() */
+	                        workers); 0 = tp_jobs_default() */
 	uint64_t xlsx_rows;  /* --xlsx_rows: records per per-command sheet of the workbook; 0 =
 	                        TP_XLSX_DEFAULT_ROWS, TP_XLSX_ROWS_ALL = every record */
 };

@@ -774,7 +774,7 @@ static int cw_end(void *ctx, int status)
 	return write_bytes(w, tail, sizeof tail - 1);
 }
 
-/* Starts up to jobs - 1 workers (the sink's thread formats too); 0 = tp_cpu_count(). Any
+/* Starts up to jobs - 1 workers (the sink's thread formats too); 0 = tp_jobs_default(). Any
  * failure just leaves fewer workers (none: formatting inline); the bytes are the same. */
 static void workers_start(struct cw *w, int jobs)
 {

@@ -22,7 +22,7 @@ struct tp_perfetto_opts {
 	int full_args;    /* also the derivable per-command args (tp_sink_fill_args) */
 	int threads;      /* threads the writer may use, the caller's included: the slices are
 	                     walked and encoded in parts on N threads, and compressed by N - 1
-	                     workers (at most 8); 0 = tp_cpu_count(), 1 = the caller alone.
+	                     workers (at most 8); 0 = tp_jobs_default(), 1 = the caller alone.
 	                     The output bytes are the same for any value */
 };
 

@@ -300,7 +300,7 @@ int tp_perfetto_zcollect(struct pw *w);
 
 /* Starts the compression workers when they can help (compressing, more than one CPU):
  * `threads` is how many threads the writer may use in all, the calling (encoding) thread
- * included; 0 = tp_cpu_count(). At most MAX_ZWORKERS. Any failure just leaves fewer
+ * included; 0 = tp_jobs_default(). At most MAX_ZWORKERS. Any failure just leaves fewer
  * workers (none: compression inline); the output bytes are the same either way. */
 void tp_perfetto_zstart(struct pw *w, int threads);
 

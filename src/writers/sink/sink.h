@@ -154,7 +154,7 @@ static inline void tp_sink_record(struct tp_sink_rec *r, struct tp_sink_parg *ar
  * as without parts, on the driving thread; tp_sink.slice is not called. */
 #define TP_SINK_PART_SLICES 1024
 struct tp_sink_parts {
-	int jobs;           /* threads in all, the driving one included; 0 = tp_cpu_count() */
+	int jobs;           /* threads in all, the driving one included; 0 = tp_jobs_default() */
 	size_t part_slices; /* 0 = TP_SINK_PART_SLICES */
 	/* After every track, before any part, on the driving thread: the sink makes nslots empty
 	 * slots (indices 0 .. nslots - 1). */

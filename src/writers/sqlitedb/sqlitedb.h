@@ -47,7 +47,7 @@ struct tp_sqlitedb_stats {
 /* tp_sqlitedb_write, filling *stats (when not NULL) on success. */
 int tp_sqlitedb_write_ex(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
                          int full_args, struct tp_sqlitedb_stats *stats, struct tp_diag *d);
-/* tp_sqlitedb_write_ex on up to `jobs` threads (0 = tp_cpu_count()): the sink's slices are
+/* tp_sqlitedb_write_ex on up to `jobs` threads (0 = tp_jobs_default()): the sink's slices are
  * walked and the slice and argument tables' pages packed on them. The database is the same
  * bytes for every `jobs`. */
 int tp_sqlitedb_write_jobs(const struct tp_profile *p, const struct tp_analysis *a,

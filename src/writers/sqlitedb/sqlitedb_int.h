@@ -146,7 +146,7 @@ struct sqb_tree_def {
 struct sqb_tree;
 
 /* Starts a table's builder: parts are packed on up to `jobs` threads (the caller's included;
- * 0 = tp_cpu_count()) and spooled to a new file at spool_path. NULL when out of memory; a
+ * 0 = tp_jobs_default()) and spooled to a new file at spool_path. NULL when out of memory; a
  * spool that cannot be created is the builder's status (sqb_tree_status). */
 struct sqb_tree *sqb_tree_new(const struct sqb_tree_def *def, const char *spool_path, int jobs,
                               int *err);
