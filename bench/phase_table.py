@@ -34,8 +34,8 @@ reports), two columns for the phases the worst ratio ranks (of at least 1 % of t
 copies' mean wall, from the groups run for that phase, the one of least mean wall; independent
 processes share nothing of ours, so this is what N cores gave the work at that moment), and
 "of cp", the --jobs 2 ratio over it (how much of what the machine gave two copies the threads
-got). Kept as facts: the
-lowest "of cp" and its phase, and the lowest cpN and its phase. Empty FACTS or WIDE: none.
+got). Kept as facts: the lowest "of cp" and its phase, and the lowest cpN and its phase. Empty
+FACTS or WIDE: none.
 """
 import json
 import sys

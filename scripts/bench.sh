@@ -412,42 +412,51 @@ ceilings() {
 # moment (caches, memory, page cache, the host's scheduling), whatever the code. One group of
 # copies per phase, so that the copies run that phase at the same time: the reader and the
 # analysis from copies with the summaries only, each output from copies writing only it (it
-# starts within a reader's drift of the others'). phase_table.py prints it beside the --jobs 2
+# starts within a reader's drift of the others'): the default outputs, and Chrome JSON and
+# SQLite where the case's $flags ask for them. phase_table.py prints it beside the --jobs 2
 # ratio. Appends "PHASE+PHASE=a.json:b.json" groups to $copies.
 copies_run() {
-  local o k t cf pids group tag
-  ((ncopies >= 2)) || return 0
-  for o in reader $outs; do
+  local o k t cf pids group tag ts outs="reader html perfetto xlsx" pre=${cpfx:-phases}
+  if ((ncopies < 2)); then
+    ((r > 1)) || echo "== phases $name: no copies (BENCH_PHASE_COPIES / BENCH_SCALE_COPIES = $ncopies)"
+    return 0
+  fi
+  [[ " $flags " == *" --json "* ]] && outs+=" chrome"
+  [[ " $flags " == *" --sqlite "* ]] && outs+=" sqlite"
+  for o in $outs; do
     tag=write/$o
     case $o in
       reader) cf="${reader_flags[*]}" tag="read+analysis" ;;
       html) cf="--disable_perfetto --disable_doc" ;;
       perfetto) cf="--disable_web --disable_doc" ;;
       xlsx) cf="--disable_web --disable_perfetto" ;;
-      chrome) cf="--disable_web --disable_perfetto --disable_doc --json" ;;
-      sqlite) cf="--disable_web --disable_perfetto --disable_doc --sqlite" ;;
+      chrome) cf="${reader_flags[*]} --json" ;;
+      sqlite) cf="${reader_flags[*]} --sqlite" ;;
     esac
     echo "== phases $name: $ncopies copies at once: tpuprof $dir OUT -q --jobs 1 --timings T $cf"
-    pids="" group=""
+    pids="" ts=()
     for ((k = 1; k <= ncopies; k++)); do
-      t=$data/${cpfx:-phases}-$name-copy-$o-r$r-c$k.json
-      rm -rf "$data/out/phases-$name-copy$k" "$t"
+      t=$data/$pre-$name-copy-$o-r$r-c$k.json
+      rm -rf "$data/out/$pre-$name-copy$k" "$t"
       # shellcheck disable=SC2086
-      "$tpuprof" "$dir" "$data/out/phases-$name-copy$k" -q --jobs 1 --timings "$t" $cf &
+      "$tpuprof" "$dir" "$data/out/$pre-$name-copy$k" -q --jobs 1 --timings "$t" $cf &
       pids="$pids $!"
-      group=${group:+$group:}$t
+      ts+=("$t")
     done
     for k in $pids; do wait "$k" || echo "   (a copy exited with status $?)"; done
-    for ((k = 1; k <= ncopies; k++)); do
-      rm -rf "$data/out/phases-$name-copy$k"
-      [ -f "$data/${cpfx:-phases}-$name-copy-$o-r$r-c$k.json" ] || group=""
+    for ((k = 1; k <= ncopies; k++)); do rm -rf "$data/out/$pre-$name-copy$k"; done
+    # A group counts only whole: a copy that wrote no report leaves it out.
+    group=""
+    for t in "${ts[@]}"; do
+      if [ ! -f "$t" ]; then group=""; break; fi
+      group=${group:+$group:}$t
     done
     [ -z "$group" ] || copies=${copies:+$copies,}$tag=$group
   done
 }
 phase_bench() {
   local size=${BENCH_PHASE_SIZE:-1M} cdm_n=${BENCH_PHASE_CDM_CMDS:-1000000}
-  local j out t name dir flags outs
+  local j out t name dir flags
   gen_case "$size"
   local cdm=$data/cdm-8x$cdm_n
   cdm_case "$cdm_n"
@@ -456,9 +465,8 @@ phase_bench() {
   # pages, of memory reads and of page-cache writes, which every phase pays for its memory and
   # outputs.
   ceilings before
-  for c in "gen-$size|$data/gen-$size|--json --sqlite|html perfetto xlsx chrome sqlite" \
-    "cdm-8x$cdm_n|$cdm||html perfetto xlsx"; do
-    IFS='|' read -r name dir flags outs <<< "$c"
+  for c in "gen-$size|$data/gen-$size|--json --sqlite" "cdm-8x$cdm_n|$cdm|"; do
+    IFS='|' read -r name dir flags <<< "$c"
     if [ ! -x "$tpuprof" ] || [ ! -d "$dir" ]; then
       echo "== phases $name: SKIPPED: tpuprof or $dir missing"
       continue
@@ -628,10 +636,9 @@ scale_bench() {
   # Per phase, --jobs 1 against the widest (outputs one after another, see phase_bench), and
   # beside it the machine's own ratio for each phase's work: BENCH_SCALE_COPIES (default the
   # widest --jobs; 0 for none) copies of --jobs 1 at once, once (copies_run).
-  local ncopies=${BENCH_SCALE_COPIES:-$wide} copy_reps=1 copies outs cpfx=scale
-  for c in "gen-$size|$data/gen-$size|--json --sqlite|html perfetto xlsx chrome sqlite" \
-    "cdm-8x$cdm_n|$data/cdm-8x$cdm_n||html perfetto xlsx"; do
-    IFS='|' read -r name dir flags outs <<< "$c"
+  local ncopies=${BENCH_SCALE_COPIES:-$wide} copies cpfx=scale
+  for c in "gen-$size|$data/gen-$size|--json --sqlite" "cdm-8x$cdm_n|$data/cdm-8x$cdm_n|"; do
+    IFS='|' read -r name dir flags <<< "$c"
     for j in 1 "$wide"; do
       out=$data/out/scale-phases-$name-j$j
       rm -rf "$out" "$data/scale-$name-j$j.json"
